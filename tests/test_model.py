@@ -1,0 +1,219 @@
+"""The whole Transformer: size, causality, equality with nn.Transformer, decoding, training."""
+
+import time
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import (
+    Transformer,
+    TransformerConfig,
+    beam_search,
+    causal_mask,
+    exact_match,
+    greedy_decode,
+    make_optimizer,
+    noam_scheduler,
+    padding_mask,
+    seed_everything,
+    train,
+)
+from helpers.data import as_pairs, batches, make_batch, make_copy_task
+
+
+def tiny_config(**overrides) -> TransformerConfig:
+    sizes = dict(
+        src_vocab_size=13,
+        tgt_vocab_size=13,
+        d_model=32,
+        num_heads=4,
+        d_ff=64,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        dropout=0.0,
+        max_len=64,
+    )
+    return TransformerConfig(**{**sizes, **overrides})
+
+
+def test_base_and_big_parameter_counts_match_paper_table_3():
+    with torch.device("meta"):
+        base = Transformer(TransformerConfig()).num_parameters()
+        big = Transformer(TransformerConfig.big()).num_parameters()
+    # Paper: 65M and 213M; the difference is mostly how the paper rounded and counted.
+    assert 62e6 < base < 64e6, base
+    assert 212e6 < big < 216e6, big
+
+
+def test_defaults_are_the_base_model():
+    c = TransformerConfig()
+    assert (c.d_model, c.num_heads, c.d_ff, c.num_encoder_layers, c.dropout) == (
+        512,
+        8,
+        2048,
+        6,
+        0.1,
+    )
+    assert c.d_model // c.num_heads == 64
+
+
+def test_tied_embeddings_share_one_matrix():
+    model = Transformer(tiny_config())
+    assert model.generator.weight is model.src_embed.embedding.weight
+    assert model.tgt_embed is model.src_embed
+    untied = Transformer(tiny_config(tie_embeddings=False, tgt_vocab_size=17))
+    assert untied.num_parameters() > model.num_parameters()
+
+
+def test_teacher_forcing_is_causal():
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    src = torch.randint(3, 13, (2, 6))
+    tgt = torch.randint(3, 13, (2, 8))
+    src_mask, tgt_mask = model.make_masks(src, tgt)
+    logits = model(src, tgt, src_mask, tgt_mask)
+    t = 4
+    changed = tgt.clone()
+    changed[:, t + 1 :] = torch.randint(3, 13, (2, 8 - t - 1))
+    changed_logits = model(src, changed, src_mask, tgt_mask)
+    assert torch.allclose(logits[:, : t + 1], changed_logits[:, : t + 1], atol=1e-6)
+    assert not torch.allclose(logits[:, t + 1 :], changed_logits[:, t + 1 :])
+    # Without the causal mask the earlier positions would see the change.
+    leaky = model(src, changed, src_mask, None)
+    assert not torch.allclose(logits[:, : t + 1], leaky[:, : t + 1], atol=1e-4)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_equal_weights_give_nn_transformer_outputs(norm_first):
+    torch.manual_seed(0)
+    c = tiny_config(norm_first=norm_first, tie_embeddings=False)
+    ref = nn.Transformer(
+        c.d_model,
+        c.num_heads,
+        c.num_encoder_layers,
+        c.num_decoder_layers,
+        c.d_ff,
+        dropout=0.1,
+        batch_first=True,
+        norm_first=norm_first,
+    ).eval()
+    src_emb, tgt_emb = nn.Embedding(13, 32), nn.Embedding(13, 32)
+    out = nn.Linear(32, 13)
+    model = Transformer(c).eval()
+    model.load_torch_transformer(ref, src_emb, tgt_emb, out)
+
+    src = torch.tensor([[5, 6, 7, 8, 0, 0], [5, 6, 7, 8, 9, 10]])
+    tgt = torch.tensor([[1, 4, 5, 6, 7], [1, 4, 5, 0, 0]])
+    src_mask, tgt_mask = model.make_masks(src, tgt)
+    ours = model(src, tgt, src_mask, tgt_mask)
+
+    scale = c.d_model**0.5
+    pe = model.positional.pe
+    expected = out(
+        ref(
+            src_emb(src) * scale + pe[:6],
+            tgt_emb(tgt) * scale + pe[:5],
+            tgt_mask=~causal_mask(5),
+            src_key_padding_mask=src == 0,
+            tgt_key_padding_mask=tgt == 0,
+            memory_key_padding_mask=src == 0,
+        )
+    )
+    real = tgt != 0
+    assert (ours[real] - expected[real]).abs().max() <= 1e-5
+
+
+def test_bad_input_is_explained():
+    with pytest.raises(ValueError, match="divisible"):
+        TransformerConfig(d_model=100, num_heads=8)
+    with pytest.raises(ValueError, match="tie_embeddings"):
+        TransformerConfig(src_vocab_size=10, tgt_vocab_size=12)
+    model = Transformer(tiny_config(max_len=10))
+    ok = torch.randint(3, 13, (1, 5))
+    with pytest.raises(ValueError, match=r"\[0, 13\)"):
+        model(torch.tensor([[3, 13]]), ok)
+    with pytest.raises(ValueError, match="max_len=10"):
+        model(torch.randint(3, 13, (1, 11)), ok)
+
+
+def trained_copy_model(seconds_budget: float = 20.0):
+    """Train a tiny model on the copy task; returns (model, loss history, held-out set)."""
+    seed_everything(0)
+    model = Transformer(tiny_config(d_ff=128))
+    src, tgt = make_copy_task(2000, 8, 13, seed=1)
+    pairs = as_pairs(src, tgt)
+    optimizer = make_optimizer(model)
+    scheduler = noam_scheduler(optimizer, model.config.d_model, warmup_steps=100)
+
+    def forever():
+        epoch = 0
+        while True:
+            yield from batches(pairs, 64, shuffle=True, seed=epoch)
+            epoch += 1
+
+    start = time.perf_counter()
+    history = train(
+        model,
+        forever(),
+        optimizer,
+        scheduler,
+        steps=400,
+        label_smoothing=0.0,
+        progress=False,
+        should_stop=lambda step, loss: time.perf_counter() - start > seconds_budget,
+    )
+    test = make_batch(*zip(*as_pairs(*make_copy_task(200, 8, 13, seed=2)), strict=True))
+    return model, history, (test.src, test.tgt_out)
+
+
+@pytest.fixture(scope="module")
+def copy_model():
+    return trained_copy_model()
+
+
+def test_short_training_run_learns_the_copy_task(copy_model):
+    model, history, (src, tgt_out) = copy_model
+    assert history[0] > 2.0
+    assert sum(history[-20:]) / 20 < 0.3, history[-20:]
+    assert exact_match(model, src, tgt_out) > 0.9
+
+
+def test_cached_and_uncached_decoding_agree(copy_model):
+    model, _, (src, _) = copy_model
+    src = src[:32].clone()
+    src[:5, 6] = 2  # some shorter, padded sources
+    src[:5, 7:] = 0
+    cached = greedy_decode(model, src, max_len=12, use_cache=True)
+    full = greedy_decode(model, src, max_len=12, use_cache=False)
+    assert torch.equal(cached, full)
+    beams_cached = beam_search(model, src, max_len=12, beam_size=3, use_cache=True)
+    beams_full = beam_search(model, src, max_len=12, beam_size=3, use_cache=False)
+    assert torch.equal(beams_cached, beams_full)
+
+
+def test_beam_size_one_is_greedy(copy_model):
+    model, _, (src, _) = copy_model
+    assert torch.equal(
+        beam_search(model, src[:32], max_len=12, beam_size=1), greedy_decode(model, src[:32], 12)
+    )
+
+
+def test_untrained_decoding_agrees_with_and_without_cache():
+    torch.manual_seed(3)
+    model = Transformer(tiny_config())
+    src = torch.randint(3, 13, (4, 7))
+    src[0, 5:] = 0
+    assert torch.equal(
+        greedy_decode(model, src, 15, use_cache=True),
+        greedy_decode(model, src, 15, use_cache=False),
+    )
+    assert model.training  # decoding gave the model back in training mode
+
+
+def test_decoding_respects_source_padding(copy_model):
+    model, _, (src, _) = copy_model
+    one = torch.cat([src[:1, :5], torch.tensor([[2]])], dim=1)
+    padded = torch.cat([one, torch.zeros(1, 3, dtype=torch.long)], dim=1)
+    assert torch.equal(greedy_decode(model, one, 10), greedy_decode(model, padded, 10))
+    assert padding_mask(padded, 0).sum() == 6

@@ -1,0 +1,157 @@
+"""Tests for helpers.tracing: the shape tracer behind the course's dimension tables."""
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.model import Transformer, TransformerConfig
+from helpers.tracing import ShapeRecord, format_shape_table, print_shape_table, trace_shapes
+
+
+def _mlp() -> nn.Sequential:
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+
+def _no_hooks(model: nn.Module) -> bool:
+    return all(
+        not m._forward_hooks and not m._forward_pre_hooks and not m._forward_hooks_with_kwargs
+        for m in model.modules()
+    )
+
+
+def test_records_names_types_and_shapes_in_call_order():
+    records = trace_shapes(_mlp(), torch.randn(3, 4))
+    assert [(r.name, r.type, r.depth) for r in records] == [
+        ("(model)", "Sequential", 0),
+        ("0", "Linear", 1),
+        ("1", "ReLU", 1),
+        ("2", "Linear", 1),
+    ]
+    assert [(r.input_shapes, r.output_shapes) for r in records] == [
+        ([(3, 4)], [(3, 2)]),
+        ([(3, 4)], [(3, 8)]),
+        ([(3, 8)], [(3, 8)]),
+        ([(3, 8)], [(3, 2)]),
+    ]
+    assert all(isinstance(r, ShapeRecord) for r in records)
+
+
+def test_nested_modules_max_depth_and_kwargs():
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.out = nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+            y, _ = self.attn(x, x, x, attn_mask=mask)
+            return self.out(y)
+
+    model = nn.Sequential()
+    model.add_module("block", Block())
+    x, mask = torch.randn(2, 5, 8), torch.zeros(5, 5, dtype=torch.bool)
+
+    records = trace_shapes(model.block, x, mask=mask)
+    assert records[0].input_shapes == [(2, 5, 8), (5, 5)]  # keyword tensors are included
+    attn = next(r for r in records if r.name == "attn")
+    assert attn.depth == 1
+    assert attn.input_shapes == [(2, 5, 8)] * 3 + [(5, 5)]
+    assert attn.output_shapes == [(2, 5, 8), (2, 5, 5)]  # tuple output: (output, weights)
+
+    assert [r.name for r in trace_shapes(model, x, max_depth=1)] == ["(model)", "block"]
+    names = [r.name for r in trace_shapes(model, x)]
+    assert names == ["(model)", "block", "block.attn", "block.out"]
+    # attn.out_proj (depth 3) is applied functionally inside MultiheadAttention, never called
+    assert "block.attn.out_proj" not in names
+
+
+def test_shared_module_shows_all_its_names_once_per_call():
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.src = nn.Linear(3, 3)
+            self.tgt = self.src
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return self.src(x) + self.tgt(y)
+
+    records = trace_shapes(Tied(), torch.randn(2, 3), torch.randn(1, 3))
+    assert [(r.name, r.input_shapes) for r in records[1:]] == [
+        ("src = tgt", [(2, 3)]),
+        ("src = tgt", [(1, 3)]),
+    ]
+
+
+def test_runs_without_grad_and_keeps_mode():
+    model = _mlp().train()
+    calls = []
+    model[0].register_forward_hook(lambda m, i, o: calls.append(torch.is_grad_enabled()))
+    trace_shapes(model, torch.randn(1, 4))
+    assert calls == [False]
+    assert model.training
+
+
+def test_hooks_removed_after_call():
+    model = _mlp()
+    trace_shapes(model, torch.randn(2, 4))
+    assert _no_hooks(model)
+
+
+def test_hooks_removed_when_forward_raises():
+    model = _mlp()
+    with pytest.raises(RuntimeError):
+        trace_shapes(model, torch.randn(2, 5))  # wrong feature size for Linear(4, 8)
+    assert _no_hooks(model)
+
+
+def test_format_and_print_table(capsys):
+    table = format_shape_table(trace_shapes(_mlp(), torch.randn(2, 4)))
+    lines = table.splitlines()
+    assert lines[0].split() == ["module", "type", "input", "shape(s)", "output", "shape(s)"]
+    assert set(lines[1]) <= {"-", " "}
+    assert len(lines) == 2 + 4
+    assert "(2, 4)" in lines[2] and "(2, 2)" in lines[2]
+    assert "(2, 8)" in lines[3]
+    # columns are aligned: every row starts its "type" cell at the same offset
+    column = lines[0].index("type")
+    assert all(line[column - 2 : column] == "  " and line[column] != " " for line in lines[2:])
+
+    print_shape_table(_mlp(), torch.randn(2, 4))
+    assert capsys.readouterr().out.strip() == table
+
+
+def test_tiny_transformer_dimension_table():
+    config = TransformerConfig(
+        src_vocab_size=20,
+        tgt_vocab_size=20,
+        d_model=16,
+        num_heads=2,
+        d_ff=32,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        max_len=32,
+    )
+    model = Transformer(config)
+    src, tgt = torch.randint(1, 20, (2, 7)), torch.randint(1, 20, (2, 5))
+
+    records = trace_shapes(model, src, tgt)
+    root = records[0]
+    assert (root.name, root.type) == ("(model)", "Transformer")
+    assert root.input_shapes == [(2, 7), (2, 5)]
+    assert root.output_shapes == [(2, 5, 20)]
+
+    by_type = {}
+    for record in records:
+        by_type.setdefault(record.type, []).append(record)
+    assert [r.output_shapes for r in by_type["Encoder"]] == [[(2, 7, 16)]]
+    assert [r.output_shapes for r in by_type["Decoder"]] == [[(2, 5, 16)]]
+    # encoder self-attention, decoder self-attention, cross-attention (queries 5, keys 7)
+    attention = by_type["MultiHeadAttention"]
+    assert len(attention) == 3
+    assert attention[2].input_shapes[:3] == [(2, 5, 16), (2, 7, 16), (2, 7, 16)]
+    assert attention[2].output_shapes[0] == (2, 5, 16)
+    assert _no_hooks(model)
+
+    top = trace_shapes(model, src, tgt, max_depth=1)
+    assert {r.depth for r in top} == {0, 1}
+    assert "(2, 5, 20)" in format_shape_table(top)
