@@ -287,7 +287,15 @@ def _check_positive(name: str, value: object, minimum: int = 1) -> int:
     return int(value)
 
 
-def _sample_numbers(total: int, min_value: int, max_value: int, rng: random.Random) -> list[int]:
+def _sprinkle_zeros(n: int, prob: float, rng: random.Random) -> int:
+    """``n`` with each digit after the first replaced by 0 with probability ``prob``."""
+    digits = str(n)
+    return int(digits[0] + "".join("0" if rng.random() < prob else d for d in digits[1:]))
+
+
+def _sample_numbers(
+    total: int, min_value: int, max_value: int, rng: random.Random, zero_digit_prob: float = 0.0
+) -> list[int]:
     """``total`` distinct numbers in [min_value, max_value], digit count roughly uniform."""
     if 2 * total > max_value - min_value + 1:
         # Nearly the whole range is wanted: rejection sampling would crawl, take a plain sample.
@@ -300,7 +308,10 @@ def _sample_numbers(total: int, min_value: int, max_value: int, rng: random.Rand
     chosen: dict[int, None] = {}  # an ordered set, so the result depends only on the seed
     while len(chosen) < total:
         low, high = ranges[rng.randrange(len(ranges))]
-        chosen[rng.randint(low, high)] = None
+        n = rng.randint(low, high)
+        if zero_digit_prob > 0:  # (skipped at 0 so that the default draws stay as they were)
+            n = max(_sprinkle_zeros(n, zero_digit_prob, rng), low)
+        chosen[n] = None
     return list(chosen)
 
 
@@ -310,6 +321,7 @@ def make_number_translation(
     max_value: int = MAX_NUMBER,
     seed: int = 0,
     min_value: int = 0,
+    zero_digit_prob: float = 0.0,
 ) -> NumberTranslationData:
     """Build disjoint train and held-out sets of the number translation task.
 
@@ -317,7 +329,13 @@ def make_number_translation(
     ``[min_value, max_value]``), then the value uniformly, so short and long sentences are
     both common. The vocabularies hold every possible token, so held-out numbers never
     contain an unknown one. Same arguments → same data.
+
+    Uniform values rarely contain zeros (10000, 3005), yet zeros are where the rules of 零
+    are; ``zero_digit_prob`` > 0 replaces each digit after the first by 0 with that
+    probability, in train and held-out numbers alike (0, the default, leaves them as drawn).
     """
+    if not 0.0 <= zero_digit_prob < 1.0:
+        raise ValueError(f"zero_digit_prob must be in [0, 1); got {zero_digit_prob!r}")
     num_train = _check_positive("num_train", num_train)
     num_heldout = _check_positive("num_heldout", num_heldout, minimum=0)
     min_value = _check_number(min_value, "min_value")
@@ -330,7 +348,9 @@ def make_number_translation(
             f"asked for {num_train} + {num_heldout} distinct numbers but [{min_value}, "
             f"{max_value}] holds only {available}; lower the sizes or widen the range"
         )
-    numbers_ = _sample_numbers(num_train + num_heldout, min_value, max_value, random.Random(seed))
+    numbers_ = _sample_numbers(
+        num_train + num_heldout, min_value, max_value, random.Random(seed), zero_digit_prob
+    )
     train, heldout = numbers_[:num_train], numbers_[num_train:]
     src_vocab, tgt_vocab = number_translation_vocabs()
     return NumberTranslationData(

@@ -318,3 +318,18 @@ def test_batches_cover_every_pair_once():
     assert sizes == [4, 4]
     with pytest.raises(ValueError):
         next(batches(pairs, 0))
+
+
+def test_zero_digit_prob_adds_zeros_and_stays_reproducible_and_disjoint():
+    def zero_share(numbers):
+        digits = "".join(str(n)[1:] for n in numbers)
+        return digits.count("0") / len(digits)
+
+    plain = make_number_translation(num_train=2000, num_heldout=200, seed=1)
+    zeros = make_number_translation(num_train=2000, num_heldout=200, seed=1, zero_digit_prob=0.3)
+    again = make_number_translation(num_train=2000, num_heldout=200, seed=1, zero_digit_prob=0.3)
+    assert zeros.train_numbers == again.train_numbers
+    assert not set(zeros.train_numbers) & set(zeros.heldout_numbers)
+    assert zero_share(plain.train_numbers) < 0.15 < 0.3 < zero_share(zeros.train_numbers)
+    with pytest.raises(ValueError, match="zero_digit_prob"):
+        make_number_translation(num_train=10, num_heldout=1, zero_digit_prob=1.0)

@@ -1,0 +1,70 @@
+"""The shipped, trained toy translator (chapter 9): English number words → Chinese numerals.
+
+``benchmarks/number_translation.py`` trains it and writes ``checkpoints/number_translator.pt``
+at the root of the repository (beside this package, which is installed editable).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .data import Vocab, english_tokens, number_to_words
+from .decoding import greedy_decode
+from .model import Transformer
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "number_translator.pt"
+
+
+def load_number_translator(
+    path: str | Path | None = None,
+) -> tuple[Transformer, Vocab, Vocab, dict]:
+    """Load the trained number translator, in eval mode, on the CPU.
+
+    Returns:
+        ``(model, src_vocab, tgt_vocab, info)``; ``info`` holds everything else the
+        checkpoint stores: ``history`` (loss per step), ``heldout_accuracy``,
+        ``train_seconds``, ``seed``, ``data_args`` (``make_number_translation(**data_args)``
+        rebuilds the train and held-out numbers; the last ``num_validation`` training pairs
+        were kept for early stopping and not trained on), ``train_max_src_len`` and
+        ``train_max_tgt_len`` (longest training sequences in tokens, EOS included), ...
+    """
+    path = DEFAULT_CHECKPOINT if path is None else Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no checkpoint at {path}. The repository ships checkpoints/number_translator.pt; "
+            "recreate it with `.venv/bin/python benchmarks/number_translation.py`"
+        )
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    missing = {"config", "state_dict", "src_vocab", "tgt_vocab"} - checkpoint.keys()
+    if missing:
+        raise ValueError(
+            f"{path} is not a number-translator checkpoint: it lacks {sorted(missing)}"
+        )
+    model = Transformer.from_checkpoint(checkpoint).eval()
+    vocabs = []
+    for key in ("src_vocab", "tgt_vocab"):
+        itos = checkpoint[key]
+        vocab = Vocab(itos[len(Vocab.SPECIALS) :])
+        if vocab.itos != itos:
+            raise ValueError(
+                f"{path}: {key} does not start with the special tokens {Vocab.SPECIALS}"
+            )
+        vocabs.append(vocab)
+    skip = {"config", "state_dict", "src_vocab", "tgt_vocab"}
+    info = {k: v for k, v in checkpoint.items() if k not in skip}
+    return model, vocabs[0], vocabs[1], info
+
+
+def translate_number(
+    model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab, n: int, max_len: int = 40
+) -> str:
+    """Greedy translation of one number, e.g. ``3005`` → ``"三千零五"``.
+
+    ``n`` is turned into English words (``number_to_words``), encoded with ``src_vocab``,
+    decoded greedily and read back with ``tgt_vocab``.
+    """
+    src = torch.tensor([src_vocab.encode(english_tokens(number_to_words(n)))])
+    out = greedy_decode(model, src, max_len, Vocab.BOS, Vocab.EOS)
+    return "".join(tgt_vocab.decode(out[0]))

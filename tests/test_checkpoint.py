@@ -1,0 +1,81 @@
+"""The shipped number translator (checkpoints/number_translator.pt) still translates."""
+
+import math
+
+import pytest
+import torch
+
+from helpers import exact_match
+from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator, translate_number
+from helpers.data import make_batch, make_number_translation
+
+NUM_CHECKED = 300  # held-out numbers decoded here (the script measured all of them)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    assert DEFAULT_CHECKPOINT.is_file(), (
+        f"{DEFAULT_CHECKPOINT} is missing; it is committed with the repository and "
+        "recreated by `.venv/bin/python benchmarks/number_translation.py`"
+    )
+    return load_number_translator()
+
+
+@pytest.fixture(scope="module")
+def data(shipped):
+    info = shipped[3]
+    return make_number_translation(**info["data_args"])
+
+
+def test_checkpoint_is_small_and_half_precision():
+    size_mb = DEFAULT_CHECKPOINT.stat().st_size / 1e6
+    assert size_mb < 5, f"checkpoint is {size_mb:.1f} MB; keep it under 5 MB (save in float16)"
+    raw = torch.load(DEFAULT_CHECKPOINT, map_location="cpu", weights_only=True)
+    assert {v.dtype for v in raw["state_dict"].values()} == {torch.float16}
+
+
+def test_info_records_training(shipped):
+    model, src_vocab, tgt_vocab, info = shipped
+    assert not model.training, "the loader should return the model in eval mode"
+    assert info["heldout_accuracy"] >= 0.95
+    assert info["train_seconds"] > 0 and isinstance(info["seed"], int)
+    history = info["history"]
+    assert len(history) == info["steps"] and all(math.isfinite(x) for x in history)
+    assert history[-1] < history[0] / 2, "the stored loss curve does not go down"
+    # Chapter 9 studies lengths beyond those seen in training.
+    assert 10 <= info["train_max_src_len"] < model.config.max_len
+    assert 10 <= info["train_max_tgt_len"] < model.config.max_len
+    assert len(src_vocab) == model.config.src_vocab_size
+    assert len(tgt_vocab) == model.config.tgt_vocab_size
+
+
+def test_vocabularies_match_the_data(shipped, data):
+    _, src_vocab, tgt_vocab, _ = shipped
+    assert src_vocab.itos == data.src_vocab.itos
+    assert tgt_vocab.itos == data.tgt_vocab.itos
+
+
+def test_heldout_numbers_are_disjoint_from_training(data):
+    assert not set(data.heldout_numbers) & set(data.train_numbers)
+
+
+def test_heldout_exact_match_at_least_95_percent(shipped, data):
+    model = shipped[0]
+    pairs = data.heldout_pairs[:NUM_CHECKED]
+    batch = make_batch([s for s, _ in pairs], [t for _, t in pairs])
+    accuracy = exact_match(model, batch.src, batch.tgt_out, max_len=batch.tgt_out.size(1) + 2)
+    assert accuracy >= 0.95, f"held-out exact match {accuracy:.3f} < 0.95"
+
+
+@pytest.mark.parametrize(
+    "number, chinese",
+    [(3005, "三千零五"), (15, "十五"), (1010, "一千零一十"), (10000100, "一千万零一百")],
+)
+def test_translates_examples(shipped, number, chinese):
+    model, src_vocab, tgt_vocab, _ = shipped
+    assert translate_number(model, src_vocab, tgt_vocab, number) == chinese
+
+
+def test_missing_checkpoint_says_how_to_make_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="benchmarks/number_translation.py"):
+        load_number_translator(tmp_path / "nope.pt")
