@@ -1,7 +1,5 @@
 """The whole Transformer: size, causality, equality with nn.Transformer, decoding, training."""
 
-import time
-
 import pytest
 import torch
 from torch import nn
@@ -137,7 +135,7 @@ def test_bad_input_is_explained():
         model(torch.randint(3, 13, (1, 11)), ok)
 
 
-def trained_copy_model(seconds_budget: float = 20.0):
+def trained_copy_model():
     """Train a tiny model on the copy task; returns (model, loss history, held-out set)."""
     seed_everything(0)
     model = Transformer(tiny_config(d_ff=128))
@@ -152,7 +150,6 @@ def trained_copy_model(seconds_budget: float = 20.0):
             yield from batches(pairs, 64, shuffle=True, seed=epoch)
             epoch += 1
 
-    start = time.perf_counter()
     history = train(
         model,
         forever(),
@@ -161,7 +158,6 @@ def trained_copy_model(seconds_budget: float = 20.0):
         steps=400,
         label_smoothing=0.0,
         progress=False,
-        should_stop=lambda step, loss: time.perf_counter() - start > seconds_budget,
     )
     test = make_batch(*zip(*as_pairs(*make_copy_task(200, 8, 13, seed=2)), strict=True))
     return model, history, (test.src, test.tgt_out)

@@ -1,0 +1,93 @@
+"""Autograde one class with 1 and with 2 worker processes and print the speed-up.
+
+    .venv/bin/python benchmarks/autograde_parallel.py [--students 6] [--assignments A ...]
+
+Each student submits the solution notebook of every chosen assignment (default: 01 and 02).
+Both runs grade the same class from scratch, each in its own temporary course root, through
+``course.autograde`` (one ``nbgrader autograde`` process per submission; with 2 workers,
+each worker on its own copy of the SQLite gradebook, merged afterwards). The scores of the two
+runs must agree. Writes benchmarks/out/autograde_parallel.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_course():
+    spec = importlib.util.spec_from_file_location("afz_course", REPO / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["afz_course"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def grade_class(course, assignments: list[str], students: int, workers: int) -> tuple[float, dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "solutions").symlink_to(REPO / "solutions")
+        for i in range(students):
+            for a in assignments:
+                name = course.notebook_names(a)[0]
+                dest = root / "submitted" / f"student{i + 1}" / a / name
+                dest.parent.mkdir(parents=True)
+                shutil.copy(REPO / "solutions" / a / name, dest)
+        course._register(assignments, [f"student{i + 1}" for i in range(students)], root,
+                         course.db_url(root))  # fmt: skip
+        start = time.perf_counter()
+        results = course.autograde(assignments, root, workers=workers)
+        elapsed = time.perf_counter() - start
+    return elapsed, {f"{r.assignment}/{r.student}": (r.status, r.score) for r in results}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--students", type=int, default=6)
+    p.add_argument("--assignments", nargs="*", default=["01_attention", "02_multi_head"])
+    args = p.parse_args()
+    os.environ.pop("AFZ_GRADEBOOK_URL", None)
+    course = load_course()
+    assignments = course.assignments(args.assignments)
+    times, scores = {}, {}
+    for workers in (1, 2):
+        times[workers], scores[workers] = grade_class(course, assignments, args.students, workers)
+    if scores[1] != scores[2]:
+        raise SystemExit(f"the two runs disagree:\n{scores[1]}\n{scores[2]}")
+    jobs = len(scores[1])
+    speedup = times[1] / times[2]
+    print()
+    print(f"class: {args.students} students x {len(assignments)} assignment(s) = {jobs} notebooks")
+    print(f"CPU cores: {os.cpu_count()}")
+    for w in (1, 2):
+        print(f"{w} worker(s): {times[w]:6.1f} s  ({times[w] / jobs:4.1f} s per notebook)")
+    print(f"speed-up of 2 workers over 1: {speedup:.2f}x")
+    out = REPO / "benchmarks" / "out" / "autograde_parallel.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "students": args.students,
+                "assignments": assignments,
+                "notebooks": jobs,
+                "cpu_count": os.cpu_count(),
+                "seconds": {str(w): round(t, 2) for w, t in times.items()},
+                "speedup_2_over_1": round(speedup, 2),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""nbgrader configuration of the course (nbgrader 0.9.6; run nbgrader from the repository root).
+
+Folders: solutions/ is nbgrader's "source" (solutions and hidden tests), exercises/ its
+"release" (what learners get; regenerate with `make release`). Submissions, autograded
+notebooks and feedback live in submitted/, autograded/ and feedback/ (git-ignored).
+
+Environment variables:
+    AFZ_GRADEBOOK_URL   gradebook database URL (default: sqlite:///<repo>/gradebook.db)
+    AFZ_CELL_TIMEOUT    seconds one cell may run before it is interrupted (default 180)
+    AFZ_KERNEL_MEMORY_MB  address-space limit of the grading kernel (default 4096)
+"""
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
+
+c.CourseDirectory.course_id = "attention-from-zero"
+c.CourseDirectory.root = str(ROOT)
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.db_url = os.environ.get("AFZ_GRADEBOOK_URL", f"sqlite:///{ROOT / 'gradebook.db'}")
+
+# Student versions: code between the markers becomes the stub below; hidden tests vanish.
+c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
+c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.enforce_metadata = True
+c.ClearHiddenTests.begin_test_delimeter = "BEGIN HIDDEN TESTS"
+c.ClearHiddenTests.end_test_delimeter = "END HIDDEN TESTS"
+c.ClearOutput.remove_metadata_fields = ["collapsed", "scrolled", "execution"]
+
+# Autograding: put back deleted test cells (and reset edited ones to the source version).
+c.OverwriteCells.add_missing_cells = True
+
+# Every cell gets a time limit; a cell over it is interrupted and graded as an error.
+c.Execute.timeout = int(os.environ.get("AFZ_CELL_TIMEOUT", "180"))
+c.Execute.interrupt_on_timeout = True
+c.Execute.startup_timeout = 120
+# The grading kernel: ipykernel started under an address-space limit (see the launcher).
+c.Execute.kernel_name = "afz-grader"
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
+)

@@ -1,0 +1,261 @@
+"""Tests of the book as published: no solution leaks into _build/html; chapters stored executed.
+
+The leak test reads the HTML site that `make book` writes to _build/html (`make test` builds
+it first). It takes every code line of the solution regions (### BEGIN SOLUTION ... ### END
+SOLUTION) and hidden-test regions (### BEGIN HIDDEN TESTS ... ### END HIDDEN TESTS) of the
+nbgrader source notebooks under solutions/, and asserts that none of them appears anywhere in
+the built site: in the HTML pages (as text, after removing syntax-highlighting tags), in the
+page sources under _sources/, or in the downloadable notebooks.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML_ROOT = ROOT / "_build" / "html"
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+CHAPTERS = ROOT / "chapters"
+
+MIN_LINE_LENGTH = 25  # shorter lines (`return out`, `pass`) are too common to mean a leak
+# Generic lines that a solution may share with any code, so they reveal nothing.
+NOT_SECRET = {"start = time.perf_counter()"}
+HELPERS = ROOT / "helpers"
+REGIONS = [
+    ("### BEGIN SOLUTION", "### END SOLUTION"),
+    ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
+]
+TEXT_SUFFIXES = {".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".xml"}
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+# ----------------------------------------------------------------------------------------------
+# the scanner
+
+
+def _normalize(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _cell_sources(notebook: Path) -> list[str]:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
+
+
+def secret_lines(solution_nb: Path, student_nb: Path | None = None, public: str = "") -> set[str]:
+    """Code lines of `solution_nb`'s solution and hidden-test regions worth searching for.
+
+    Left out, as not secret: lines shorter than MIN_LINE_LENGTH (after stripping), comments,
+    NOT_SECRET, and lines that occur anywhere in the student version `student_nb` (when given
+    and present; a hint may quote a line inside a sentence) or in the text `public` (e.g. the
+    source of the published reference implementation in helpers/).
+    """
+    found: set[str] = set()
+    for source in _cell_sources(solution_nb):
+        inside = None
+        for raw in source.splitlines():
+            line = raw.strip()
+            if inside is None:
+                inside = next((end for begin, end in REGIONS if line.startswith(begin)), None)
+            elif line.startswith(inside):
+                inside = None
+            elif len(line) >= MIN_LINE_LENGTH and not line.startswith("#"):
+                found.add(_normalize(line))
+    if student_nb is not None and student_nb.exists():
+        public += "\n" + "\n".join(_cell_sources(student_nb))
+    public = _normalize(public)
+    return {line for line in found - NOT_SECRET if line not in public}
+
+
+def helpers_source() -> str:
+    """The source of the helpers package, which the course publishes as its reference."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(HELPERS.glob("*.py")))
+
+
+def _site_text(path: Path) -> str:
+    """What a reader can see in one file of the site, whitespace-normalized."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":
+        text = html.unescape(_TAG.sub("", text))
+    elif path.suffix == ".ipynb":
+        notebook = json.loads(text)
+        parts = []
+        for cell in notebook.get("cells", []):
+            parts.append("".join(cell.get("source", "")))
+            for output in cell.get("outputs", []):
+                parts.append("".join(output.get("text", "")))
+                for value in output.get("data", {}).values():
+                    parts.append("".join(value) if isinstance(value, list) else str(value))
+        text = "\n".join(parts)
+    return _normalize(text)
+
+
+def find_leaks(lines: set[str], site: Path) -> dict[str, list[str]]:
+    """{secret line: [site files (relative) that contain it]} for the lines found in `site`."""
+    leaks: dict[str, list[str]] = {}
+    if not lines:
+        return leaks
+    for path in sorted(site.rglob("*")):
+        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
+            continue
+        text = _site_text(path)
+        for line in lines:
+            if line in text:
+                leaks.setdefault(line, []).append(str(path.relative_to(site)))
+    return leaks
+
+
+def _solution_notebooks() -> list[Path]:
+    if not SOLUTIONS.is_dir():
+        return []
+    return sorted(p for p in SOLUTIONS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+# ----------------------------------------------------------------------------------------------
+# the scanner itself finds what it must (so the real check below is not vacuous)
+
+SECRET = "weights = scores.masked_fill(~mask, -1e9).softmax(dim=-1)"
+SOLUTION_CELL = f"""def attend(q, k, v, mask):
+    ### BEGIN SOLUTION
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    {SECRET}
+    return weights @ v
+    ### END SOLUTION
+"""
+HIDDEN_CELL = """### BEGIN HIDDEN TESTS
+assert torch.allclose(attend(q, k, v, None), expected_hidden_output)
+### END HIDDEN TESTS
+"""
+STUDENT_CELL = """def attend(q, k, v, mask):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    # YOUR CODE HERE
+    raise NotImplementedError()
+"""
+
+
+def _write_notebook(path: Path, sources: list[str]) -> Path:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+        for s in sources
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    return path
+
+
+def test_secret_lines_keep_long_solution_and_hidden_test_lines(tmp_path):
+    solution = _write_notebook(tmp_path / "sol.ipynb", [SOLUTION_CELL, HIDDEN_CELL])
+    student = _write_notebook(tmp_path / "student.ipynb", [STUDENT_CELL])
+    lines = secret_lines(solution, student)
+    assert SECRET in lines
+    assert "assert torch.allclose(attend(q, k, v, None), expected_hidden_output)" in lines
+    # in the student version too, so not secret; and too short to search for
+    assert "scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))" not in lines
+    assert "return weights @ v" not in lines
+    assert secret_lines(solution) >= lines  # without a student version nothing is removed
+    # quoted inside a sentence of the public text: not secret either
+    assert SECRET not in secret_lines(solution, student, public=f"Hint: use `{SECRET}`.")
+
+
+def test_find_leaks_sees_a_line_through_syntax_highlighting(tmp_path):
+    site = tmp_path / "html"
+    (site / "_sources").mkdir(parents=True)
+    highlighted = "".join(
+        f'<span class="n">{html.escape(token)}</span>' if token.strip() else token
+        for token in re.split(r"(\s+)", SECRET)
+    )
+    (site / "page.html").write_text(f"<pre>{highlighted}</pre>", encoding="utf-8")
+    (site / "clean.html").write_text("<p>weights = softmax(scores)</p>", encoding="utf-8")
+    _write_notebook(site / "_sources" / "page.ipynb", ["x = 1\n" + SECRET])
+    (site / "figure.png").write_bytes(b"\x89PNG" + SECRET.encode())  # binary: not scanned
+
+    assert find_leaks({SECRET}, site) == {SECRET: ["_sources/page.ipynb", "page.html"]}
+    assert find_leaks({"never = written.anywhere(in_this_site)"}, site) == {}
+
+
+# ----------------------------------------------------------------------------------------------
+# the real site
+
+
+def test_built_site_contains_no_solution_text():
+    notebooks = _solution_notebooks()
+    if not notebooks:
+        pytest.skip("no nbgrader source notebooks under solutions/ yet: nothing to leak")
+    assert HTML_ROOT.is_dir(), f"{HTML_ROOT} does not exist: build the book first (make book)"
+    problems = []
+    public = helpers_source()
+    for notebook in notebooks:
+        student = EXERCISES / notebook.relative_to(SOLUTIONS)
+        lines = secret_lines(notebook, student, public)
+        for line, files in find_leaks(lines, HTML_ROOT).items():
+            problems.append(f"{notebook.relative_to(ROOT)}: {line!r} appears in {files}")
+    assert not problems, "solution text published in _build/html:\n" + "\n".join(problems)
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter notebooks
+
+
+def _toc_files() -> set[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files: set[str] = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.add(str(Path(node["file"]).with_suffix("")))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    files.add(str(Path(toc["root"]).with_suffix("")))
+    return files
+
+
+CHAPTER_NOTEBOOKS = sorted(p for p in CHAPTERS.glob("*.ipynb"))
+
+
+def test_there_are_nine_chapters():
+    assert [p.stem[:2] for p in CHAPTER_NOTEBOOKS] == [f"{i:02d}" for i in range(1, 10)]
+
+
+@pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_is_listed_in_toc(notebook):
+    entry = str(notebook.relative_to(ROOT).with_suffix(""))
+    assert entry in _toc_files(), f"{entry} is not in _toc.yml: add `- file: {entry}`"
+
+
+@pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_is_stored_executed_top_to_bottom(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    counts = [c["execution_count"] for c in code]
+    fix = f"run: .venv/bin/jupyter nbconvert --to notebook --execute --inplace {notebook}"
+    assert None not in counts, f"{notebook.name}: code cells without output; {fix}"
+    assert counts == sorted(set(counts)), f"{notebook.name}: not run top to bottom; {fix}"
+
+
+@pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_outputs_have_no_errors_or_warnings(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    for index, cell in enumerate(cells):
+        for output in cell.get("outputs", []):
+            where = f"{notebook.name}, cell {index}"
+            assert output["output_type"] != "error", f"{where}: stored error {output['ename']}"
+            if output["output_type"] == "stream":
+                text = "".join(output["text"])
+                assert output["name"] != "stderr", f"{where}: output on stderr: {text[:300]!r}"
+            else:
+                text = json.dumps(output.get("data", {}))
+            assert "Traceback" not in text, f"{where}: a traceback in the output"

@@ -1,0 +1,390 @@
+"""The nbgrader assignments, graded by the real nbgrader through the instructor CLI (course.py).
+
+Every assignment in solutions/ is picked up. Two classes are graded, each once per session,
+in a temporary course root with 2 worker processes:
+
+* the *main class*: per assignment, the solution notebook (full marks), the untouched
+  exercise (0, no crash) and each typical mistake of tests/grading_cases.py (loses points);
+* the *adversarial class* (assignment 01): an infinite loop, a dying kernel, a memory bomb,
+  a deleted and an edited test cell, invalid JSON, calls to the reference and to built-ins,
+  a monkeypatched checker, beside two control students whose grades must not change.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+course = _load("afz_course", REPO / "course.py")
+MISTAKES = _load("afz_grading_cases", REPO / "tests" / "grading_cases.py").MISTAKES
+# AFZ_TEST_ASSIGNMENTS=01_attention,02_multi_head limits the run while an assignment is drafted.
+ASSIGNMENTS = course.assignments(
+    [a for a in os.environ.get("AFZ_TEST_ASSIGNMENTS", "").split(",") if a] or None
+)
+FULL = "full"
+
+
+def source(assignment: str) -> Path:
+    return REPO / "solutions" / assignment / course.notebook_names(assignment)[0]
+
+
+def exercise(assignment: str) -> Path:
+    return REPO / "exercises" / assignment / course.notebook_names(assignment)[0]
+
+
+def mutate(nb: dict, old: str, new: str) -> dict:
+    """``nb`` with the one occurrence of ``old`` in a cell source replaced by ``new``."""
+    hits = [c for c in nb["cells"] if old in "".join(c["source"])]
+    assert len(hits) == 1 and "".join(hits[0]["source"]).count(old) == 1, (
+        f"mutation text must occur exactly once in one cell: {old!r}"
+    )
+    text = "".join(hits[0]["source"]).replace(old, new)
+    hits[0]["source"] = text.splitlines(keepends=True)
+    return nb
+
+
+def insert_cell(nb: dict, after_grade_id: str, code: str) -> dict:
+    idx = next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == after_grade_id
+    )
+    cell = {
+        "cell_type": "code",
+        "id": f"inserted-{idx}",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": code,
+    }
+    nb["cells"].insert(idx + 1, cell)
+    return nb
+
+
+def submit(root: Path, student: str, assignment: str, nb: dict | str) -> None:
+    dest = root / "submitted" / student / assignment / course.notebook_names(assignment)[0]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(nb if isinstance(nb, str) else json.dumps(nb, indent=1, ensure_ascii=False))
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def make_root(tmp: Path) -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "solutions").symlink_to(REPO / "solutions")
+    return tmp
+
+
+@pytest.fixture(scope="session", autouse=True)
+def grading_env():
+    saved = {k: os.environ.get(k) for k in ("AFZ_GRADEBOOK_URL", "AFZ_CELL_TIMEOUT")}
+    os.environ.pop("AFZ_GRADEBOOK_URL", None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def by_key(results) -> dict[tuple[str, str], object]:
+    return {(r.assignment, r.student): r for r in results}
+
+
+# ---------------------------------------------------------------------------------------
+# exercises/ is generated from solutions/
+# ---------------------------------------------------------------------------------------
+def test_exercises_are_a_fresh_generation_without_solutions(tmp_path):
+    problems = course.check_release(make_root(tmp_path / "course"), ASSIGNMENTS)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_leak_check_finds_solution_lines(assignment):
+    """The leak check is not vacuous: the source notebook itself leaks its solutions."""
+    assert course.leaked_lines(source(assignment), source(assignment))
+    assert course.leaked_lines(source(assignment), exercise(assignment)) == []
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_assignment_has_points_and_three_mistakes(assignment):
+    nb = read(source(assignment))
+    points = sum(
+        c["metadata"].get("nbgrader", {}).get("points", 0)
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade")
+    )
+    assert 20 <= points <= 30, f"{assignment}: {points} points, expected 20-30"
+    assert len(MISTAKES.get(assignment, [])) >= 3, f"{assignment}: add typical mistakes"
+
+
+# ---------------------------------------------------------------------------------------
+# The main class
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def main_class(tmp_path_factory):
+    root = make_root(tmp_path_factory.mktemp("main_class"))
+    expected = {}
+    for a in ASSIGNMENTS:
+        submit(root, "solution", a, read(source(a)))
+        expected[(a, "solution")] = FULL
+        submit(root, "untouched", a, read(exercise(a)))
+        expected[(a, "untouched")] = 0.0
+        for i, (name, old, new) in enumerate(MISTAKES.get(a, []), start=1):
+            submit(root, f"mistake{i}", a, mutate(read(source(a)), old, new))
+            expected[(a, f"mistake{i}")] = name
+    results = course.autograde(ASSIGNMENTS, root, workers=2)
+    return root, by_key(results), expected
+
+
+def test_solutions_get_full_marks(main_class):
+    _, results, _ = main_class
+    for a in ASSIGNMENTS:
+        r = results[(a, "solution")]
+        assert r.status == "ok", f"{a}: {r.status}"
+        assert r.score == r.max_score > 0, f"{a}: solution scored {r.score}/{r.max_score}"
+
+
+def test_untouched_exercises_get_zero_without_crashing(main_class):
+    _, results, _ = main_class
+    for a in ASSIGNMENTS:
+        r = results[(a, "untouched")]
+        assert r.status == "ok", f"{a}: {r.status}"
+        assert r.score == 0, f"{a}: the untouched exercise scored {r.score}"
+
+
+def test_typical_mistakes_lose_points(main_class):
+    _, results, expected = main_class
+    kept = []
+    for (a, s), name in expected.items():
+        if s.startswith("mistake"):
+            r = results[(a, s)]
+            assert r.status == "ok", f"{a} / {name}: {r.status}"
+            if r.score >= r.max_score:
+                kept.append(f"{a} / {name}: {r.score}/{r.max_score}")
+    assert kept == [], "typical mistakes that keep full marks:\n" + "\n".join(kept)
+
+
+def test_feedback_and_grades(main_class):
+    root, results, _ = main_class
+    course.feedback(ASSIGNMENTS, root)
+    for a in ASSIGNMENTS:
+        html = root / "feedback" / "solution" / a / source(a).with_suffix(".html").name
+        assert html.exists(), f"no feedback for {a}"
+        assert "Score" in html.read_text() or "score" in html.read_text()
+    out = root / "grades.csv"
+    course.grades(root, out)
+    rows = {(r["assignment"], r["student"]): r for r in csv.DictReader(out.open())}
+    for key, r in results.items():
+        assert float(rows[key]["score"]) == pytest.approx(r.score), key
+        assert rows[key]["status"] == r.status
+
+
+# ---------------------------------------------------------------------------------------
+# The adversarial class (assignment 01)
+# ---------------------------------------------------------------------------------------
+A1 = "01_attention"
+PATCH_CHECKER = """
+import sys
+
+import helpers.grading
+
+helpers.grading.assert_close = lambda *args, **kwargs: None
+helpers.grading.assert_true = lambda *args, **kwargs: None
+helpers.grading.call_without = lambda fn, *a, forbidden=(), what=None, **k: fn(*a, **k)
+sys.modules["afz_grading"] = helpers.grading
+"""
+
+
+def adversaries() -> dict[str, tuple[dict | str, str]]:
+    """student -> (notebook, what it does)."""
+    sol = read(source(A1))
+    out: dict[str, tuple[dict | str, str]] = {}
+    out["loop"] = (
+        mutate(
+            read(source(A1)), "    if size < 1:", "    while True:\n        pass\n    if size < 1:"
+        ),
+        "infinite loop in causal_mask",
+    )
+    out["exit"] = (insert_cell(read(source(A1)), "imports", "import os\n\nos._exit(1)"), "os._exit")
+    out["bomb"] = (
+        insert_cell(
+            read(source(A1)),
+            "imports",
+            "hog = []\nwhile True:\n    hog.append(bytearray(1024**3))  # 1 GiB each",
+        ),
+        "memory bomb",
+    )
+    deleted = read(source(A1))
+    deleted["cells"] = [
+        c
+        for c in deleted["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade_id") != "test_softmax"
+    ]
+    out["deleted"] = (deleted, "deleted test cell")
+    edited = read(exercise(A1))
+    for c in edited["cells"]:
+        if c["metadata"].get("nbgrader", {}).get("grade"):
+            c["source"] = "print('all tests passed')"
+    out["edited"] = (edited, "edited test cells")
+    out["rawjson"] = ('{"cells": [ this is not json', "invalid JSON in submitted/")
+    out["reference"] = (
+        mutate(
+            read(source(A1)),
+            "    d_k = q.size(-1)\n    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
+            "    import helpers.attention as ha\n\n"
+            "    return ha.scaled_dot_product_attention(q, k, v, mask)",
+        ),
+        "calls the helpers reference",
+    )
+    out["builtin"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x, dtype=float)",
+            "    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()",
+        ),
+        "calls torch.softmax",
+    )
+    wrong = mutate(read(source(A1)), *MISTAKES[A1][0][1:])
+    out["patcher"] = (insert_cell(wrong, "imports", PATCH_CHECKER), "replaces the checker")
+    out["good"] = (sol, "control: the solution")
+    out["partial"] = (mutate(read(source(A1)), *MISTAKES[A1][0][1:]), "control: one mistake")
+    return out
+
+
+@pytest.fixture(scope="session")
+def adversarial_class(tmp_path_factory):
+    root = make_root(tmp_path_factory.mktemp("adversarial_class"))
+    for student, (nb, _) in adversaries().items():
+        submit(root, student, A1, nb)
+    os.environ["AFZ_CELL_TIMEOUT"] = "20"
+    try:
+        results = course.autograde([A1], root, workers=2)
+    finally:
+        os.environ.pop("AFZ_CELL_TIMEOUT", None)
+    return root, {r.student: r for r in results}
+
+
+def test_controls_unaffected_by_adversaries(adversarial_class, main_class):
+    _, adv = adversarial_class
+    _, main, _ = main_class
+    assert adv["good"].status == "ok" and adv["good"].score == adv["good"].max_score == 20
+    assert adv["partial"].score == main[(A1, "mistake1")].score < 20
+
+
+def test_infinite_loop_is_interrupted(adversarial_class):
+    r = adversarial_class[1]["loop"]
+    assert r.status == "ok" and any("time limit" in n for n in r.notes), r
+    assert 0 < r.score < r.max_score  # only the tests that call causal_mask are lost
+
+
+def test_dead_kernel_is_graded_zero(adversarial_class):
+    r = adversarial_class[1]["exit"]
+    assert r.status.startswith("error: the kernel died") and r.score == 0, r
+
+
+def test_memory_bomb_hits_the_kernel_limit(adversarial_class):
+    r = adversarial_class[1]["bomb"]
+    assert any("out of memory" in n for n in r.notes), r
+    assert psutil.virtual_memory().available > 1 << 30  # the machine is fine
+
+
+def test_deleted_test_cell_is_restored(adversarial_class):
+    r = adversarial_class[1]["deleted"]
+    assert r.score == r.max_score and any("deleted" in n for n in r.notes), r
+
+
+def test_edited_test_cells_are_reset(adversarial_class):
+    r = adversarial_class[1]["edited"]
+    assert r.score == 0 and any("edited" in n for n in r.notes), r
+
+
+def test_invalid_json_in_submitted_is_an_error_not_a_crash(adversarial_class):
+    r = adversarial_class[1]["rawjson"]
+    assert r.status.startswith("error") and r.score == 0, r
+    assert any("not valid JSON" in n for n in r.notes), r
+
+
+def test_calling_reference_or_builtin_loses_points(adversarial_class):
+    adv = adversarial_class[1]
+    for student, lost in (("reference", 7), ("builtin", 9)):
+        r = adv[student]
+        assert r.score == r.max_score - lost, (student, r)
+        assert any("reference/built-in" in n for n in r.notes), (student, r)
+
+
+def test_replacing_the_checker_does_not_help(adversarial_class):
+    adv = adversarial_class[1]
+    r = adv["patcher"]  # the mistake of "partial", plus a cell that neuters the checker
+    assert r.status == "ok" and r.score == adv["partial"].score < r.max_score, r
+
+
+# ---------------------------------------------------------------------------------------
+# collect
+# ---------------------------------------------------------------------------------------
+def test_collect_from_zip_rejects_bad_notebooks_and_keeps_them(tmp_path):
+    root = make_root(tmp_path / "course")
+    good = source(A1).read_bytes()
+    zpath = tmp_path / "batch.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("batch/alice/01_attention/attention.ipynb", good)
+        zf.writestr("batch/bob/01_attention/attention.ipynb", b'{"cells": [ oops')
+        zf.writestr("batch/carol/01_attention/attention (1).ipynb", good)
+        zf.writestr("batch/dave/01_attention/attention.ipynb", b'{"nbformat": 4}')
+    rejected = course.collect(zpath, root)
+    assert (root / "submitted/alice/01_attention/attention.ipynb").read_bytes() == good
+    reasons = {r.student: r.reason for r in rejected}
+    assert set(reasons) == {"bob", "carol", "dave"}
+    assert "not valid JSON" in reasons["bob"]
+    assert "misnamed" in reasons["carol"] and "attention.ipynb" in reasons["carol"]
+    assert "not a Jupyter notebook" in reasons["dave"]
+    for r in rejected:
+        assert (root / r.kept_as).exists(), r
+        assert not (root / "submitted" / r.student).exists(), r
+    assert (root / "reports/collect_rejected.csv").read_text().count("\n") == 4
+
+
+def test_collect_from_folder_with_assignment(tmp_path):
+    root = make_root(tmp_path / "course")
+    src = tmp_path / "downloads"
+    (src / "erin").mkdir(parents=True)
+    (src / "erin" / "attention.ipynb").write_bytes(exercise(A1).read_bytes())
+    assert course.collect(src, root, assignment=A1) == []
+    assert (root / "submitted/erin/01_attention/attention.ipynb").exists()
+    with pytest.raises(course.CourseError, match="unknown assignment"):
+        course.collect(src, root, assignment="99_nothing")
+
+
+# ---------------------------------------------------------------------------------------
+# validate
+# ---------------------------------------------------------------------------------------
+def test_validation_verdict_is_read_from_the_output():
+    assert course.validation_passed("Success! Your notebook passes all the tests.\n")
+    assert not course.validation_passed("VALIDATION FAILED ON 3 CELL(S)! If you submit ...")
+    assert not course.validation_passed("")
+
+
+def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
+    assert course.validate([exercise(A1)], make_root(tmp_path / "course")) is False
+    assert "VALIDATION FAILED" in capsys.readouterr().out
