@@ -11,7 +11,6 @@ Target: <= 30 s on 2 cores.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
 import sys
@@ -30,6 +29,8 @@ from helpers import (
     train_step,
 )
 from helpers.data import as_pairs, batches, make_batch, make_disjoint_copy_splits
+
+from common import benchmark_parser, set_threads
 
 TARGET_SECONDS = 30.0
 
@@ -63,11 +64,7 @@ def endless_batches(pairs: list, batch_size: int, seed: int) -> Iterator:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny model, gives up in seconds")
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
-    )
+    parser = benchmark_parser(__doc__.splitlines()[0], "tiny model, gives up in seconds")
     parser.add_argument("--seed", type=int, default=0, help="seed of data, model and batches")
     parser.add_argument(
         "--set",
@@ -77,10 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         help="override a setting, e.g. --set num_layers=1 (see Settings)",
     )
     args = parser.parse_args(argv)
-    if args.threads is not None:
-        if args.threads < 1:
-            raise SystemExit(f"--threads must be at least 1; got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     s = Settings(**(QUICK if args.quick else {}))
     for item in args.set:
         name, _, value = item.partition("=")

@@ -9,7 +9,6 @@ two are timed alternately and must produce identical tokens. Target: speed-up >=
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -17,6 +16,8 @@ import time
 import torch
 
 from helpers import Transformer, TransformerConfig, greedy_decode, seed_everything
+
+from common import benchmark_parser, positive_int, set_threads
 
 TARGET_SPEEDUP = 3.0
 FULL = dict(vocab=1000, d_model=512, heads=8, layers=6, d_ff=2048, batch=8, src_len=32,
@@ -26,21 +27,12 @@ QUICK = dict(vocab=50, d_model=32, heads=4, layers=1, d_ff=64, batch=2, src_len=
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny model, few tokens")
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
-    )
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per method")
+    parser = benchmark_parser(__doc__.splitlines()[0], "tiny model, few tokens")
+    parser.add_argument("--repeats", type=positive_int, default=None, help="timed runs per method")
     args = parser.parse_args(argv)
-    if args.threads is not None:
-        if args.threads < 1:
-            raise SystemExit(f"--threads must be at least 1; got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     p = dict(QUICK if args.quick else FULL)
     if args.repeats is not None:
-        if args.repeats < 1:
-            raise SystemExit(f"--repeats must be at least 1; got {args.repeats}")
         p["repeats"] = args.repeats
 
     seed_everything(0)

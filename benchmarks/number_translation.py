@@ -36,6 +36,8 @@ from helpers import (
 from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator
 from helpers.data import Pair, batches, make_batch, make_number_translation
 
+from common import benchmark_parser, set_threads
+
 TARGET_ACCURACY = 0.95
 TARGET_SECONDS = 180.0
 
@@ -77,8 +79,7 @@ def accuracy(model: Transformer, pairs: list[Pair]) -> float:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run (seconds)")
+    parser = benchmark_parser(__doc__.splitlines()[0], "tiny smoke run (seconds)")
     parser.add_argument(
         "--out",
         type=Path,
@@ -86,9 +87,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"checkpoint path (default {DEFAULT_CHECKPOINT}; --quick writes to a temp dir)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the model and batches")
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
-    )
     parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
     return parser.parse_args(argv)
 
@@ -101,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--time-budget must be positive seconds; got {args.time_budget}")
         settings.time_budget = args.time_budget
     s = settings
-    if args.threads is not None:
-        if args.threads < 1:
-            raise SystemExit(f"--threads must be at least 1; got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
 
     data_args = dict(
         num_train=s.num_train + s.num_validation,

@@ -10,7 +10,6 @@ reports the median time per step. Target: ours / torch <= 1.0.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -28,6 +27,8 @@ from helpers import (
     sinusoidal_positional_encoding,
 )
 from helpers.data import make_batch
+
+from common import benchmark_parser, positive_int, set_threads
 
 TARGET_RATIO = 1.0
 FULL = dict(vocab=1000, d_model=256, heads=4, layers=3, d_ff=1024, batch=32, length=32,
@@ -100,21 +101,12 @@ def timed(step: Callable[[], float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, a few rounds")
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch threads (default: torch's choice)"
-    )
-    parser.add_argument("--rounds", type=int, default=None, help="timed steps per model")
+    parser = benchmark_parser(__doc__.splitlines()[0], "tiny sizes, a few rounds")
+    parser.add_argument("--rounds", type=positive_int, default=None, help="timed steps per model")
     args = parser.parse_args(argv)
-    if args.threads is not None:
-        if args.threads < 1:
-            raise SystemExit(f"--threads must be at least 1; got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     p = dict(QUICK if args.quick else FULL)
     if args.rounds is not None:
-        if args.rounds < 1:
-            raise SystemExit(f"--rounds must be at least 1; got {args.rounds}")
         p["rounds"] = args.rounds
 
     seed_everything(0)

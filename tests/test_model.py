@@ -82,6 +82,7 @@ def test_teacher_forcing_is_causal():
     assert not torch.allclose(logits[:, : t + 1], leaky[:, : t + 1], atol=1e-4)
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_equal_weights_give_nn_transformer_outputs(norm_first):
     torch.manual_seed(0)
