@@ -468,11 +468,21 @@ def _diagnose(rc: int, out: str, submitted: Path, autograded: Path) -> tuple[str
     return "ok", notes
 
 
+KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+KERNEL_START_ATTEMPTS = 3
+
+
 def _grade_one(job: tuple[str, str], root: Path, url: str, timeout: float) -> Result:
     a, s = job
     start = time.perf_counter()
     log = root / "reports" / "logs" / a / f"{s}.log"
-    rc, out = nbgrader(["autograde", a, "--student", s, "--force"], root, url, log, timeout)
+    for _attempt in range(KERNEL_START_ATTEMPTS):
+        rc, out = nbgrader(["autograde", a, "--student", s, "--force"], root, url, log, timeout)
+        # A kernel that dies before answering kernel_info never ran learner code: with kernels
+        # started side by side, jupyter_client's free-port pick can race ("Address already in
+        # use"). That is the grader's fault, not the learner's, so try again.
+        if rc == 0 or KERNEL_START_FAILURE not in out:
+            break
     status, notes = _diagnose(rc, out, root / "submitted" / s / a, root / "autograded" / s / a)
     return Result(s, a, status, seconds=round(time.perf_counter() - start, 2), notes=notes)
 

@@ -388,3 +388,27 @@ def test_validation_verdict_is_read_from_the_output():
 def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
     assert course.validate([exercise(A1)], make_root(tmp_path / "course")) is False
     assert "VALIDATION FAILED" in capsys.readouterr().out
+
+
+def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tmp_path):
+    """A kernel that dies before kernel_info (a port race between kernels started side by side)
+    never ran learner code: grading is retried; a learner's dead kernel is not."""
+    calls = []
+
+    def fake_nbgrader(args, root, url=None, log=None, timeout=None):
+        calls.append(args)
+        if len(calls) == 1:
+            return 1, "Address already in use\nRuntimeError: " + course.KERNEL_START_FAILURE
+        return 0, "graded"
+
+    monkeypatch.setattr(course, "nbgrader", fake_nbgrader)
+    monkeypatch.setattr(course, "_diagnose", lambda rc, out, s, a: ("ok" if rc == 0 else out, []))
+    result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
+    assert len(calls) == 2 and result.status == "ok"
+
+    calls.clear()
+    monkeypatch.setattr(
+        course, "nbgrader", lambda *a, **k: calls.append(a) or (1, "DeadKernelError")
+    )
+    result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
+    assert len(calls) == 1 and result.status == "DeadKernelError"
