@@ -12,10 +12,8 @@ Target: <= 30 s on 2 cores.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import sys
 import time
-from collections.abc import Iterator
 
 import torch
 
@@ -28,7 +26,7 @@ from helpers import (
     seed_everything,
     train_step,
 )
-from helpers.data import as_pairs, batches, make_batch, make_disjoint_copy_splits
+from helpers.data import as_pairs, endless_batches, make_batch, make_disjoint_copy_splits
 
 from common import benchmark_parser, set_threads
 
@@ -55,12 +53,6 @@ class Settings:
 
 QUICK = dict(num_train=200, num_heldout=20, d_model=16, d_ff=32, num_layers=1, check_every=5,
              max_seconds=3.0)  # fmt: skip
-
-
-def endless_batches(pairs: list, batch_size: int, seed: int) -> Iterator:
-    """Shuffled batches, epoch after epoch, each epoch in a new order."""
-    for epoch in itertools.count():
-        yield from batches(pairs, batch_size, seed=seed * 1000 + epoch)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from helpers import (
     train_step,
 )
 from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator
-from helpers.data import Pair, batches, make_batch, make_number_translation
+from helpers.data import Pair, endless_batches, make_batch, make_number_translation
 
 from common import benchmark_parser, set_threads
 
@@ -135,23 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     history: list[float] = []
     evaluations: list[list] = []  # (step, seconds, validation accuracy)
     start, cpu_start = time.perf_counter(), time.process_time()
-    step, epoch, done = 0, 0, False
-    while not done:
-        for batch in batches(train_pairs, s.batch_size, seed=s.seed * 1000 + epoch):
-            history.append(train_step(model, batch, optimizer, scheduler))
-            step += 1
-            if step % s.eval_every == 0:
-                val = accuracy(model, validation_pairs)
-                elapsed = time.perf_counter() - start
-                evaluations.append([step, round(elapsed, 1), round(val, 4)])
-                print(
-                    f"step {step:5d}  {elapsed:6.1f} s  loss {history[-1]:.3f}  val {val:.3f}",
-                    flush=True,
-                )
-                if val >= s.stop_at or elapsed >= s.time_budget:
-                    done = True
-                    break
-        epoch += 1
+    for step, batch in enumerate(endless_batches(train_pairs, s.batch_size, s.seed), start=1):
+        history.append(train_step(model, batch, optimizer, scheduler))
+        if step % s.eval_every == 0:
+            val = accuracy(model, validation_pairs)
+            elapsed = time.perf_counter() - start
+            evaluations.append([step, round(elapsed, 1), round(val, 4)])
+            print(
+                f"step {step:5d}  {elapsed:6.1f} s  loss {history[-1]:.3f}  val {val:.3f}",
+                flush=True,
+            )
+            if val >= s.stop_at or elapsed >= s.time_budget:
+                break
     train_seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start  # all threads; wall time is noisy when shared
 

@@ -28,6 +28,7 @@ Chinese (:func:`number_to_chinese`), the usual rules, with 二 (never 两):
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import random
 from collections.abc import Iterable, Iterator, Sequence
@@ -531,3 +532,15 @@ def batches(
         if drop_last and len(chunk) < batch_size:
             return
         yield make_batch([s for s, _ in chunk], [t for _, t in chunk], pad_id, bos_id)
+
+
+def endless_batches(
+    pairs: Sequence[Pair], batch_size: int, seed: int = 0, **kwargs: object
+) -> Iterator[Seq2SeqBatch]:
+    """:func:`batches` epoch after epoch, without end; epoch ``e`` is shuffled with seed
+    ``seed * 1000 + e``, so every epoch has a new order and runs are reproducible.
+
+    The caller decides when to stop (a step count, a target accuracy, a time budget).
+    """
+    for epoch in itertools.count():
+        yield from batches(pairs, batch_size, seed=seed * 1000 + epoch, **kwargs)

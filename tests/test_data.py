@@ -333,3 +333,19 @@ def test_zero_digit_prob_adds_zeros_and_stays_reproducible_and_disjoint():
     assert zero_share(plain.train_numbers) < 0.15 < 0.3 < zero_share(zeros.train_numbers)
     with pytest.raises(ValueError, match="zero_digit_prob"):
         make_number_translation(num_train=10, num_heldout=1, zero_digit_prob=1.0)
+
+
+def test_endless_batches_runs_epoch_after_epoch_in_new_orders():
+    from itertools import islice
+
+    from helpers.data import batches, endless_batches
+
+    pairs = [([i + 3, 2], [i + 3, 2]) for i in range(10)]
+    got = [b.src[:, 0].tolist() for b in islice(endless_batches(pairs, 5, seed=7), 6)]
+    expected = [
+        b.src[:, 0].tolist() for epoch in range(3) for b in batches(pairs, 5, seed=7 * 1000 + epoch)
+    ]
+    assert got == expected
+    epochs = [sorted(got[0] + got[1]), sorted(got[2] + got[3])]
+    assert epochs[0] == epochs[1] == list(range(3, 13))  # every pair once per epoch
+    assert got[0] + got[1] != got[2] + got[3]  # a new order each epoch

@@ -17,7 +17,7 @@ from helpers import (
     seed_everything,
     train,
 )
-from helpers.data import as_pairs, batches, make_batch, make_copy_task
+from helpers.data import as_pairs, endless_batches, make_batch, make_copy_task
 
 
 def tiny_config(**overrides) -> TransformerConfig:
@@ -145,15 +145,9 @@ def trained_copy_model():
     optimizer = make_optimizer(model)
     scheduler = noam_scheduler(optimizer, model.config.d_model, warmup_steps=100)
 
-    def forever():
-        epoch = 0
-        while True:
-            yield from batches(pairs, 64, shuffle=True, seed=epoch)
-            epoch += 1
-
     history = train(
         model,
-        forever(),
+        endless_batches(pairs, 64, seed=0),
         optimizer,
         scheduler,
         steps=400,
