@@ -14,7 +14,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed
 
 # Sources checked by ruff (only those that exist yet).
-LINT_PATHS := $(wildcard helpers tests benchmarks chapters _ext)
+LINT_PATHS := $(wildcard helpers autograder tests benchmarks chapters _ext)
 LINT_PATHS += $(wildcard course.py nbgrader_config.py tools solutions conftest.py)
 # What `make test` hands to pytest, in one invocation; extend here (e.g. nbval on chapters/).
 # With --nbval, pytest also re-runs every notebook under these paths and compares its outputs
@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps lint format test clean distclean
+.PHONY: help venv book browser-deps sandbox-deps lint format test clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -59,6 +59,18 @@ browser-deps: ## Install Debian's Chromium for the browser tests if missing (apt
 	echo "Installing Debian's chromium (for tests/test_browser.py)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
+# Autograding runs every submission inside bubblewrap (autograder/sandbox.py); setpriv comes
+# with util-linux. No-op when both are installed.
+sandbox-deps: ## Install bubblewrap for the grading sandbox if missing (apt-get, needs root)
+	@if command -v bwrap >/dev/null && command -v setpriv >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "error: bwrap is missing and installing it needs root. Run as root:" >&2; \
+		echo "  apt-get update && apt-get install -y bubblewrap util-linux" >&2; \
+		exit 1; \
+	fi; \
+	echo "Installing Debian's bubblewrap (the grading sandbox)"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap util-linux
+
 lint: $(STAMP) ## Check style with ruff (lint and formatting)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
@@ -67,7 +79,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting in place
 	$(BIN)/ruff check --fix $(LINT_PATHS)
 	$(BIN)/ruff format $(LINT_PATHS)
 
-test: $(STAMP) browser-deps lint book ## Run lint, build the book, then the whole test suite with pytest (+ nbval)
+test: $(STAMP) browser-deps sandbox-deps lint book ## Run lint, build the book, then the whole test suite with pytest (+ nbval)
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
 
 # Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around course.py.
@@ -84,8 +96,9 @@ collect: $(STAMP) ## Copy submissions (SRC=folder or .zip [ASSIGNMENT=..]) into 
 	@test -n "$(SRC)" || { echo "usage: make collect SRC=path/to/folder-or.zip [ASSIGNMENT=01_attention]" >&2; exit 2; }
 	$(PY) course.py collect "$(SRC)" $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
 
-autograde: $(STAMP) ## Autograde all of submitted/ with WORKERS parallel workers (default 2)
-	$(PY) course.py autograde --workers $(WORKERS)
+NO_SANDBOX ?=
+autograde: $(STAMP) ## Autograde submitted/ in the sandbox with WORKERS workers (default 2)
+	$(PY) course.py autograde --workers $(WORKERS) $(if $(NO_SANDBOX),--no-sandbox)
 
 feedback: $(STAMP) ## Write HTML feedback for the autograded submissions into feedback/
 	$(PY) course.py feedback

@@ -7,11 +7,27 @@ notebooks and feedback live in submitted/, autograded/ and feedback/ (git-ignore
 Environment variables:
     AFZ_GRADEBOOK_URL   gradebook database URL (default: sqlite:///<repo>/gradebook.db)
     AFZ_CELL_TIMEOUT    seconds one cell may run before it is interrupted (default 180)
-    AFZ_KERNEL_MEMORY_MB  address-space limit of the grading kernel (default 4096)
+    AFZ_KERNEL_MEMORY_MB  memory of all the grading kernel's processes together (default 4096)
+    AFZ_SANDBOX         "bwrap" (default) or "off" (set by course.py autograde --no-sandbox)
+    AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
+    AFZ_FEEDBACK_SHOW_HIDDEN  "1": feedback shows the hidden tests' code (after the deadline)
 """
 
 import os
 from pathlib import Path
+
+from jupyter_core.paths import jupyter_runtime_dir
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback
 
 ROOT = Path(__file__).resolve().parent
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
@@ -41,8 +57,29 @@ c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = int(os.environ.get("AFZ_CELL_TIMEOUT", "180"))
 c.Execute.interrupt_on_timeout = True
 c.Execute.startup_timeout = 120
-# The grading kernel: ipykernel started under an address-space limit (see the launcher).
+# The grading kernel: ipykernel inside the OS sandbox (autograder/kernel.py). It has no
+# network, so the client talks to it over Unix sockets (the ipc transport).
 c.Execute.kernel_name = "afz-grader"
+c.KernelManager.transport = "ipc"
+os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)
+c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), f"afz-{os.getpid()}")  # <ip>-<port>
+# Execution with an output cap (AFZ_OUTPUT_MB), then nbgrader's own steps.
+c.Autograde.autograde_preprocessors = [
+    LimitedExecute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+# Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
+# tracebacks or instructor paths); AFZ_FEEDBACK_SHOW_HIDDEN=1 shows hidden tests.
+c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
+c.SafeFeedback.source_directory = str(ROOT / "solutions")
+c.SafeFeedback.course_paths = os.pathsep.join(
+    filter(None, [str(ROOT), os.environ.get("AFZ_COURSE_ROOT")])
+)
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
 )

@@ -32,7 +32,10 @@ def load_course():
     return module
 
 
-def grade_class(course, assignments: list[str], students: int, workers: int) -> tuple[float, dict]:
+def grade_class(
+    course, assignments: list[str], students: int, workers: int, sandbox: bool = True
+) -> tuple[float, dict, list[float]]:
+    """(wall seconds, {assignment/student: (status, score)}, seconds of each notebook)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "solutions").symlink_to(REPO / "solutions")
@@ -45,9 +48,10 @@ def grade_class(course, assignments: list[str], students: int, workers: int) -> 
         course._register(assignments, [f"student{i + 1}" for i in range(students)], root,
                          course.db_url(root))  # fmt: skip
         start = time.perf_counter()
-        results = course.autograde(assignments, root, workers=workers)
+        results = course.autograde(assignments, root, workers=workers, sandbox=sandbox)
         elapsed = time.perf_counter() - start
-    return elapsed, {f"{r.assignment}/{r.student}": (r.status, r.score) for r in results}
+    scores = {f"{r.assignment}/{r.student}": (r.status, r.score) for r in results}
+    return elapsed, scores, [r.seconds for r in results]
 
 
 def main() -> None:
@@ -60,7 +64,9 @@ def main() -> None:
     assignments = course.assignments(args.assignments)
     times, scores = {}, {}
     for workers in (1, 2):
-        times[workers], scores[workers] = grade_class(course, assignments, args.students, workers)
+        times[workers], scores[workers], _ = grade_class(
+            course, assignments, args.students, workers
+        )
     if scores[1] != scores[2]:
         raise SystemExit(f"the two runs disagree:\n{scores[1]}\n{scores[2]}")
     jobs = len(scores[1])

@@ -50,9 +50,10 @@ each mutated notebook with nbgrader and asserts that the score drops below full 
 
 Grading environment
 -------------------
-Autograding (``course.py autograde``) runs each notebook in the ``afz-grader`` kernel:
-``OMP_NUM_THREADS=1`` (several kernels share the cores), an address-space limit of
-``AFZ_KERNEL_MEMORY_MB`` (4096), and a per-cell limit of ``AFZ_CELL_TIMEOUT`` seconds (180).
+Autograding (``course.py autograde``) runs each notebook in the ``afz-grader`` kernel inside
+the grading sandbox (``autograder/``): ``OMP_NUM_THREADS=1`` and one CPU core (several kernels
+share the machine), ``AFZ_KERNEL_MEMORY_MB`` (4096) of memory, no network, no file of the
+course but ``helpers`` (read-only), and a per-cell limit of ``AFZ_CELL_TIMEOUT`` seconds (180).
 Keep every cell, training included, well inside that on one thread.
 ``AFZ_TEST_ASSIGNMENTS=01_attention,02_multi_head pytest tests/test_nbgrader.py`` limits the
 nbgrader tests to some assignments while others are drafted.

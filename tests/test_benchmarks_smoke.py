@@ -1,7 +1,7 @@
 """Every benchmark script runs end to end in its --quick form and prints its table.
 
 No timing is asserted here: the quick forms are too small to mean anything, and CI machines
-are noisy. The four scripts run side by side, as separate processes, to keep this file short.
+are noisy. The scripts run side by side, as separate processes, to keep this file short.
 """
 
 import subprocess
@@ -19,6 +19,7 @@ EXPECTED = {
     "copy_task.py": ["wall time to 100 %", "held-out exact match", "steps"],
     "number_translation.py": ["held-out exact match", "training time (s)", "checkpoint size"],
     "generation.py": ["KV cache", "full recomputation", "identical tokens: yes", "speed-up"],
+    "sandbox_overhead.py": ["sandbox overhead per notebook", "speed-up of 2 sandboxed workers"],
 }
 
 

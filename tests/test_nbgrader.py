@@ -395,20 +395,24 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
     never ran learner code: grading is retried; a learner's dead kernel is not."""
     calls = []
 
-    def fake_nbgrader(args, root, url=None, log=None, timeout=None):
+    def fake_run(args, root, url=None, log=None, timeout=None, sandbox=True):
         calls.append(args)
         if len(calls) == 1:
-            return 1, "Address already in use\nRuntimeError: " + course.KERNEL_START_FAILURE
-        return 0, "graded"
+            out = "Address already in use\nRuntimeError: " + course.KERNEL_START_FAILURE
+            return course.Run(1, out)
+        return course.Run(0, "graded")
 
-    monkeypatch.setattr(course, "nbgrader", fake_nbgrader)
-    monkeypatch.setattr(course, "_diagnose", lambda rc, out, s, a: ("ok" if rc == 0 else out, []))
+    def fake_diagnose(rc, out, s, a, oom=False):
+        return ("ok" if rc == 0 else out, [])
+
+    monkeypatch.setattr(course, "nbgrader_run", fake_run)
+    monkeypatch.setattr(course, "_diagnose", fake_diagnose)
     result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
     assert len(calls) == 2 and result.status == "ok"
 
     calls.clear()
     monkeypatch.setattr(
-        course, "nbgrader", lambda *a, **k: calls.append(a) or (1, "DeadKernelError")
+        course, "nbgrader_run", lambda *a, **k: calls.append(a) or course.Run(1, "DeadKernelError")
     )
     result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
     assert len(calls) == 1 and result.status == "DeadKernelError"

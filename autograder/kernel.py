@@ -1,0 +1,234 @@
+"""Kernel launcher of the ``afz-grader`` kernelspec: ipykernel inside the sandbox.
+
+    python -m autograder.kernel -f CONNECTION_FILE [ipykernel options ...]
+
+jupyter_client starts this (trusted, outside the sandbox) in the submission's autograded
+folder. It needs the ``ipc`` transport (``c.KernelManager.transport = "ipc"``): the kernel's
+sockets are Unix sockets in a private folder, bound into the sandbox at the path the client
+expects and linked from the client's runtime folder, so the client reaches the kernel although
+the kernel has no network at all.
+
+Environment (set by ``course.py``; the sandbox itself gets none of it):
+    AFZ_SANDBOX         "bwrap" (default) or "off" (no sandbox: only rlimits; see
+                        ``course.py autograde --no-sandbox``)
+    AFZ_SANDBOX_STATE   folder for a JSON record per kernel (cgroups, outcome), read by
+                        ``course.py`` to clean up and to say "killed for memory"
+    AFZ_KERNEL_MEMORY_MB, AFZ_SANDBOX_*: see ``sandbox.Limits``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+from . import sandbox
+
+MAX_COPY_FILES = 50
+MAX_COPY_BYTES = 64 * 1024 * 1024
+LOG_BYTES = 64 * 1024  # of the kernel's own stdout/stderr passed on (the rest is dropped)
+
+
+def _fail(message: str) -> int:
+    print(f"afz-grader kernel: {message}", file=sys.stderr, flush=True)
+    return 3
+
+
+def _submission_files(folder: Path) -> list[Path]:
+    """Regular files of the submission folder to copy into the sandbox (no links)."""
+    files, total = [], 0
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file() or ".ipynb_checkpoints" in path.parts:
+            continue
+        total += path.stat().st_size
+        if len(files) >= MAX_COPY_FILES or total > MAX_COPY_BYTES:
+            break
+        files.append(path)
+    return files
+
+
+def _forward(stream, limit: int = LOG_BYTES) -> None:
+    """Copy the first ``limit`` bytes of the kernel's output to our stderr; drain the rest."""
+    sent = 0
+    while chunk := stream.read(65536):
+        if sent < limit:
+            sys.stderr.buffer.write(chunk[: limit - sent])
+            sys.stderr.flush()
+            sent += len(chunk)
+
+
+def _record(state_dir: str | None, name: str, **data) -> None:
+    if not state_dir:
+        return
+    path = Path(state_dir) / f"{name}.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**old, **data}))
+
+
+def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
+    """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
+    sandbox.set_rlimits(limits)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
+    return 0  # not reached
+
+
+def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits) -> int:
+    info = json.loads(connection_file.read_text())
+    if info.get("transport") != "ipc":
+        return _fail(
+            "the sandboxed kernel has no network, so the client must use the ipc transport: "
+            "set c.KernelManager.transport = 'ipc' (nbgrader_config.py does)"
+        )
+    ports = [info[k] for k in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
+    ip = Path(info["ip"])  # the client's socket path prefix: it connects to <ip>-<port>
+    if not ip.is_absolute():
+        return _fail(f"the ipc socket prefix {ip} must be absolute (c.KernelManager.ip)")
+    name = f"k{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    state_dir = os.environ.get("AFZ_SANDBOX_STATE")
+    uid = sandbox.UID_BASE + os.getpid()
+
+    # The kernel's sockets live in a private folder, mounted at /run/kernel inside; links at
+    # the paths the client expects point to them. The client's runtime folder (which may hold
+    # other kernels' connection files and keys) is never mounted.
+    private = Path(tempfile.mkdtemp(prefix="afz-k-"))
+    os.chmod(private, 0o700)
+    os.chown(private, uid, uid)
+    inside = "/run/kernel"
+    (private / "connection.json").write_text(json.dumps({**info, "ip": f"{inside}/ipc"}))
+    links = [Path(f"{ip}-{port}") for port in ports]
+    for port, link in zip(ports, links, strict=True):
+        link.unlink(missing_ok=True)
+        link.symlink_to(private / f"ipc-{port}")
+
+    cgroup = sandbox.Cgroup.create(name, limits)
+    _record(
+        state_dir,
+        name,
+        cgroup_version=cgroup.version if cgroup else None,
+        cgroup_dirs={k: str(v) for k, v in cgroup.dirs.items()} if cgroup else {},
+        uid=uid,
+    )
+    fds: list[int] = []
+    proc = None
+    try:
+        files = []
+        cwd = Path.cwd()
+        for path in _submission_files(cwd):
+            fd = os.open(path, os.O_RDONLY)
+            fds.append(fd)
+            files.append((fd, f"{sandbox.WORK}/{path.relative_to(cwd).as_posix()}"))
+        passwd = sandbox.passwd_fd(uid)
+        fds.append(passwd)
+        env = {
+            "HOME": sandbox.HOME,
+            "USER": "learner",
+            "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "JPY_PARENT_PID": "1",  # its parent is the PID namespace's init: no parent poller
+            "OMP_NUM_THREADS": "1",
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+            "MPLCONFIGDIR": "/tmp/matplotlib",
+            "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+        }
+        command = [sys.executable, "-m", "ipykernel_launcher", "-f", f"{inside}/connection.json"]
+        command += rest
+        argv = sandbox.bwrap_argv(
+            command,
+            uid=uid,
+            limits=limits,
+            read_only=sandbox.python_paths() + helpers_paths(),
+            writable=[(str(private), inside)],
+            files=files,
+            ro_data=[(passwd, "/etc/passwd")],
+            env=env,
+        )
+
+        def enter_limits() -> None:  # in the child, before bwrap starts: all it forks inherits
+            if cgroup is not None:
+                cgroup.join()
+            # With a cgroup, memory is capped for all processes together; the address-space
+            # limit per process stays as well, so one big allocation is a MemoryError.
+            sandbox.set_rlimits(limits)
+
+        if os.environ.get("AFZ_SANDBOX_DEBUG"):
+            print("afz-grader kernel:", " ".join(argv), file=sys.stderr, flush=True)
+        proc = subprocess.Popen(
+            argv,
+            pass_fds=fds,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=enter_limits,
+        )
+        for fd in fds:
+            os.close(fd)
+        fds = []
+
+        def stop(signum, frame):  # SIGTERM from the client: end the sandbox now
+            if proc and proc.poll() is None:
+                proc.kill()
+
+        signal.signal(signal.SIGTERM, stop)
+        reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
+        reader.start()
+        rc = proc.wait()
+        reader.join(timeout=2)
+        return rc
+    finally:
+        for fd in fds:
+            os.close(fd)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        oom = cgroup.oom_killed() if cgroup else False
+        if cgroup is not None:
+            cgroup.remove()
+        _record(state_dir, name, oom_killed=oom, finished=True)
+        for link in links:
+            link.unlink(missing_ok=True)
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def helpers_paths() -> list[str]:
+    """The course's ``helpers`` package (read-only): the kernel imports it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("helpers")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [str(Path(p).resolve()) for p in spec.submodule_search_locations]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        limits = sandbox.Limits.from_env()
+    except ValueError as err:
+        return _fail(str(err))
+    mode = os.environ.get("AFZ_SANDBOX", "bwrap")
+    if mode == "off":
+        return run_unsandboxed(args, limits)
+    if mode != "bwrap":
+        return _fail(f"AFZ_SANDBOX={mode!r}: use 'bwrap' (default) or 'off'")
+    if "-f" not in args or args.index("-f") + 1 >= len(args):
+        return _fail("usage: python -m autograder.kernel -f CONNECTION_FILE [options]")
+    i = args.index("-f")
+    connection_file = Path(args[i + 1]).resolve()
+    rest = args[:i] + args[i + 2 :]
+    problem = sandbox.check_quick()
+    if problem:
+        return _fail(problem + " (or grade with course.py autograde --no-sandbox; see its help)")
+    return run_sandboxed(connection_file, rest, limits)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

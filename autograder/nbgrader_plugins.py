@@ -1,0 +1,171 @@
+"""nbgrader preprocessors of the course (named in ``nbgrader_config.py``).
+
+- ``LimitedExecute``: nbgrader's Execute with a cap on what a notebook may print: past
+  ``AFZ_OUTPUT_MB`` (default 8) outputs are dropped, so a print loop cannot fill the
+  grader's memory or the autograded notebook.
+- ``SafeFeedback``: run before the HTML feedback is written. Test cells show only their
+  visible part; errors show only their type and message (the teaching message), never a
+  traceback (which quotes hidden test lines and the grader's paths); every output line that
+  repeats a hidden-test or solution line of the source notebook is replaced; the course's
+  and the Python installation's paths are replaced. ``AFZ_FEEDBACK_SHOW_HIDDEN=1`` keeps the
+  hidden tests' code in the test cells (e.g. after the deadline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, Integer, Unicode
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
+HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
+REDACTED = "[line hidden: it repeats a hidden test or the solution]"
+MAX_MESSAGE = 2000  # characters of an error message kept in feedback
+
+
+class LimitedExecute(Execute):
+    max_output_bytes = Integer(
+        int(float(os.environ.get("AFZ_OUTPUT_MB", "8")) * 1024 * 1024),
+        help="Outputs of one notebook past this many bytes are dropped.",
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._output_bytes = 0
+        self._output_capped = False
+        return super().preprocess(nb, resources, km)
+
+    def output(self, outs, msg, display_id, cell_index):
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        self._output_bytes = getattr(self, "_output_bytes", 0) + size
+        if self._output_bytes > self.max_output_bytes:
+            if not getattr(self, "_output_capped", False):
+                self._output_capped = True
+                note = NotebookNode(
+                    output_type="stream",
+                    name="stderr",
+                    text=f"[grader] output limit of {self.max_output_bytes // 1024} KiB "
+                    "reached: the rest of this notebook's output is not kept\n",
+                )
+                outs.append(note)
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+def _regions(source: str) -> tuple[list[str], list[str]]:
+    """(lines inside solution/hidden-test regions, lines outside) of a cell's source."""
+    inside, outside, region = [], [], False
+    for line in source.splitlines():
+        s = line.strip()
+        if s in (SOLUTION_BEGIN, HIDDEN_BEGIN):
+            region = True
+        elif s in (SOLUTION_END, HIDDEN_END):
+            region = False
+        elif s:
+            (inside if region else outside).append(s)
+    return inside, outside
+
+
+def secret_lines(source_notebook: dict) -> set[str]:
+    """Stripped lines that the source has only inside solution or hidden-test regions.
+
+    Trivial lines (brackets, ``else:``, short names) are left out: they say nothing.
+    """
+    hidden: set[str] = set()
+    visible: set[str] = set()
+    for cell in source_notebook.get("cells", []):
+        inside, outside = _regions("".join(cell.get("source", "")))
+        hidden.update(inside)
+        visible.update(outside)
+    secret = {s for s in hidden - visible if len(re.sub(r"[\W_]", "", s)) > 4}
+    return secret - {"else:", "pass", "try:", "return out"}
+
+
+def visible_part(source: str) -> str:
+    """A test cell's source without its hidden-test region (a note stands in its place)."""
+    lines, hidden = [], False
+    for line in source.splitlines():
+        s = line.strip()
+        if s == HIDDEN_BEGIN:
+            hidden = True
+            lines.append(HIDDEN_NOTE)
+        elif s == HIDDEN_END:
+            hidden = False
+        elif not hidden:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+class SafeFeedback(NbGraderPreprocessor):
+    source_directory = Unicode(
+        "", help="Folder of the source notebooks (solutions/), to know what is secret."
+    ).tag(config=True)
+    show_hidden_tests = Bool(
+        os.environ.get("AFZ_FEEDBACK_SHOW_HIDDEN", "") == "1",
+        help="Keep the hidden tests' code in feedback (e.g. after the deadline).",
+    ).tag(config=True)
+    course_paths = Unicode(
+        "", help="os.pathsep-separated paths replaced by <course> in feedback."
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        source = (
+            Path(self.source_directory)
+            / info.get("assignment", "")
+            / (info.get("notebook", "") + ".ipynb")
+        )
+        try:
+            self._secret = secret_lines(json.loads(source.read_text()))
+        except (OSError, ValueError):
+            self._secret = set()
+        self._long_secrets = [x for x in self._secret if len(x) >= 12]
+        paths = [p for p in self.course_paths.split(os.pathsep) if p]
+        paths += [sys.prefix, sys.base_prefix, str(Path(sys.base_prefix).resolve())]
+        self._paths = sorted({p for p in paths if len(p) > 1}, key=len, reverse=True)
+        for cell in nb.cells:
+            self._clean(cell)
+        return nb, resources
+
+    def _redact(self, text: str) -> str:
+        lines = []
+        for line in text.split("\n"):
+            s = line.strip()
+            if s and (s in self._secret or any(x in line for x in self._long_secrets)):
+                line = REDACTED
+            lines.append(line)
+        text = "\n".join(lines)
+        for path in self._paths:
+            text = text.replace(path, "<course>")
+        return text
+
+    def _clean(self, cell) -> None:
+        meta = cell.metadata.get("nbgrader", {})
+        is_test = meta.get("grade") and not meta.get("solution")
+        if cell.cell_type == "code" and is_test and not self.show_hidden_tests:
+            cell.source = visible_part(cell.source)
+        if cell.cell_type != "code":
+            return
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                message = f"{out.ename}: {out.evalue}"
+                if len(message) > MAX_MESSAGE:
+                    message = message[:MAX_MESSAGE] + " [...]"
+                message = self._redact(message)
+                out.ename, out.evalue = self._redact(out.ename), message[len(out.ename) + 2 :]
+                out.traceback = [message]
+            elif out.output_type == "stream":
+                out.text = self._redact(out.text)
+            elif "data" in out:
+                for mime, value in list(out.data.items()):
+                    if mime.startswith("text/") or mime.endswith("json"):
+                        if isinstance(value, str):
+                            out.data[mime] = self._redact(value)
+                        else:
+                            del out.data[mime]

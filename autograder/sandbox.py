@@ -1,0 +1,443 @@
+"""The OS sandbox around one grading kernel: bubblewrap namespaces, cgroup limits, rlimits.
+
+Inside (see ``bwrap_argv``): a uid of its own that owns no file of the machine (no
+capabilities, ``no_new_privs``); the system, the Python installation, the virtual environment
+and the ``helpers`` package read-only; a fresh copy of the one submission in a size-capped
+tmpfs home, a size-capped private ``/tmp``; no network at all (a network namespace with only
+its own loopback); a PID namespace whose processes all die with the kernel. Nothing else of
+the machine is mounted: not the course, the gradebook, ``solutions/``, other submissions, the
+instructor tool or this package.
+
+Limits (``Limits.from_env``): memory of all the sandbox's processes together and their number
+(cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU
+time, file size and open files (rlimits), disk (tmpfs sizes). Where no cgroup is writable the
+memory cap falls back to a per-process address-space limit (``cgroup_version()`` is None and
+``course.py autograde`` says so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+GROUP = "afz-sandbox"  # parent of every sandbox's cgroup, below this process's own cgroup
+HOME = "/home/learner"  # the kernel's home and working folder inside the sandbox
+WORK = HOME + "/work"
+UID_BASE = 100_000  # sandbox uid = UID_BASE + launcher pid: unique among running sandboxes
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "")
+    try:
+        return int(value) if value else default
+    except ValueError as err:
+        raise ValueError(f"{name}={value!r} is not a whole number") from err
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed kernel may use (all its processes together where a cgroup can say)."""
+
+    memory_mb: int = 4096  # AFZ_KERNEL_MEMORY_MB
+    processes: int = 256  # AFZ_SANDBOX_PROCESSES (threads count: torch and ipykernel use ~20)
+    cpu_seconds: int = 1200  # AFZ_SANDBOX_CPU_SECONDS, per process (RLIMIT_CPU)
+    cpu_cores: float = 1.0  # AFZ_SANDBOX_CPU_CORES (cgroup CPU quota)
+    disk_mb: int = 512  # AFZ_SANDBOX_DISK_MB: home and /tmp, each (tmpfs, counted as memory)
+    open_files: int = 1024
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(
+            memory_mb=_env_int("AFZ_KERNEL_MEMORY_MB", cls.memory_mb),
+            processes=_env_int("AFZ_SANDBOX_PROCESSES", cls.processes),
+            cpu_seconds=_env_int("AFZ_SANDBOX_CPU_SECONDS", cls.cpu_seconds),
+            cpu_cores=float(os.environ.get("AFZ_SANDBOX_CPU_CORES") or cls.cpu_cores),
+            disk_mb=_env_int("AFZ_SANDBOX_DISK_MB", cls.disk_mb),
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# cgroups
+# ---------------------------------------------------------------------------------------
+def _own_cgroup_paths() -> dict[str, str]:
+    """controller (or "" for the v2 unified hierarchy) -> this process's cgroup path."""
+    paths = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            paths[c] = path
+    return paths
+
+
+def _writable(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK)
+
+
+def _v1_dirs() -> dict[str, Path] | None:
+    own = _own_cgroup_paths()
+    dirs = {}
+    for c in ("memory", "pids"):
+        d = CGROUP_ROOT / c / own.get(c, "/").lstrip("/")
+        if not _writable(d):
+            return None
+        dirs[c] = d
+    cpu = CGROUP_ROOT / "cpu" / own.get("cpu", "/").lstrip("/")
+    if _writable(cpu) and (cpu / "cpu.cfs_quota_us").exists():
+        dirs["cpu"] = cpu
+    return dirs
+
+
+def _v2_dir() -> Path | None:
+    own = _own_cgroup_paths().get("")
+    for mount in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
+        controllers = mount / "cgroup.controllers"
+        if own is None or not controllers.exists():
+            continue
+        if {"memory", "pids"} <= set(controllers.read_text().split()):
+            d = mount / own.lstrip("/")
+            if _writable(d):
+                return d
+    return None
+
+
+def cgroup_version() -> str | None:
+    """ "v1" or "v2" when this process can create limited cgroups, else None."""
+    if _v1_dirs():
+        return "v1"
+    if _v2_dir():
+        return "v2"
+    return None
+
+
+class Cgroup:
+    """One sandbox's cgroup(s): memory + pids (+ cpu) limits; kill and remove everything in it."""
+
+    def __init__(self, version: str, dirs: dict[str, Path]):
+        self.version = version
+        self.dirs = dirs  # controller -> folder (v2: one folder under "all")
+
+    @classmethod
+    def create(cls, name: str, limits: Limits) -> Cgroup | None:
+        version = cgroup_version()
+        if version == "v1":
+            dirs = {}
+            for c, parent in (_v1_dirs() or {}).items():
+                d = parent / GROUP / name
+                d.mkdir(parents=True, exist_ok=True)
+                dirs[c] = d
+            cg = cls("v1", dirs)
+        elif version == "v2":
+            parent = _v2_dir()
+            assert parent is not None
+            group = parent / GROUP
+            group.mkdir(exist_ok=True)
+            # Controllers must be enabled for the children of every level we create.
+            for d in (parent, group):
+                try:
+                    (d / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+                except OSError:
+                    (d / "cgroup.subtree_control").write_text("+memory +pids")
+            d = group / name
+            d.mkdir(exist_ok=True)
+            cg = cls("v2", {"all": d})
+        else:
+            return None
+        cg._limit(limits)
+        return cg
+
+    @classmethod
+    def from_dirs(cls, version: str, dirs: dict[str, str]) -> Cgroup:
+        return cls(version, {c: Path(d) for c, d in dirs.items()})
+
+    def _write(self, controller: str, name: str, value: str) -> None:
+        path = self.dirs[controller if self.version == "v1" else "all"] / name
+        if path.exists():
+            path.write_text(value)
+
+    def _limit(self, limits: Limits) -> None:
+        memory = str(limits.memory_mb * 1024 * 1024)
+        period = 100_000
+        quota = str(int(limits.cpu_cores * period))
+        if self.version == "v1":
+            self._write("memory", "memory.limit_in_bytes", memory)
+            self._write("memory", "memory.memsw.limit_in_bytes", memory)  # no swap either
+            self._write("pids", "pids.max", str(limits.processes))
+            if "cpu" in self.dirs and limits.cpu_cores > 0:
+                self._write("cpu", "cpu.cfs_period_us", str(period))
+                self._write("cpu", "cpu.cfs_quota_us", quota)
+        else:
+            self._write("all", "memory.max", memory)
+            self._write("all", "memory.swap.max", "0")
+            self._write("all", "pids.max", str(limits.processes))
+            if limits.cpu_cores > 0:
+                self._write("all", "cpu.max", f"{quota} {period}")
+
+    def join(self, pid: int = 0) -> None:
+        """Move ``pid`` (0: the calling process) into every controller's cgroup."""
+        for d in self.dirs.values():
+            (d / "cgroup.procs").write_text(str(pid or os.getpid()))
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for d in self.dirs.values():
+            try:
+                found |= {int(x) for x in (d / "cgroup.procs").read_text().split()}
+            except OSError:
+                pass
+        return found
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer ended a process here (the memory limit was hit)."""
+        if self.version == "v1":
+            text = self._read("memory", "memory.oom_control")
+        else:
+            text = self._read("all", "memory.events")
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return int(value) > 0
+        return False
+
+    def _read(self, controller: str, name: str) -> str:
+        try:
+            return (self.dirs[controller if self.version == "v1" else "all"] / name).read_text()
+        except (OSError, KeyError):
+            return ""
+
+    def kill_all(self, timeout: float = 10.0) -> None:
+        """SIGKILL every process in the cgroup, again until none is left (forks race kills)."""
+        if self.version == "v2" and (self.dirs["all"] / "cgroup.kill").exists():
+            try:
+                (self.dirs["all"] / "cgroup.kill").write_text("1")
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for d in self.dirs.values():
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # busy until the last killed process is reaped
+                    time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------------------
+# bubblewrap
+# ---------------------------------------------------------------------------------------
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def setpriv_path() -> str | None:
+    return shutil.which("setpriv")
+
+
+def _system_binds() -> list[str]:
+    """/usr read-only, and the top-level links or folders that point into it."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        p = Path("/") / name
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for f in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf"):
+        args += ["--ro-bind-try", f"/etc/{f}", f"/etc/{f}"]
+    return args
+
+
+def bwrap_argv(
+    command: list[str],
+    *,
+    uid: int,
+    limits: Limits,
+    read_only: list[str],
+    writable: list[tuple[str, str]] = (),
+    files: list[tuple[int, str]] = (),
+    ro_data: list[tuple[int, str]] = (),
+    env: dict[str, str] | None = None,
+) -> list[str]:
+    """The bwrap command line that runs ``command`` as ``uid`` inside a fresh sandbox.
+
+    read_only: host paths mounted read-only at the same path.
+    writable: (host path, sandbox path) pairs mounted read-write (the kernel's socket folder).
+    files: (open file descriptor, sandbox path): copied into the sandbox's tmpfs home.
+    ro_data: (file descriptor, sandbox path): read-only files made from data (``data_fd``).
+    env: the whole environment inside (nothing of the caller's is passed on).
+    """
+    bwrap, setpriv = bwrap_path(), setpriv_path()
+    if not bwrap or not setpriv:
+        raise FileNotFoundError("bwrap (Debian package bubblewrap) or setpriv is missing")
+    size = str(limits.disk_mb * 1024 * 1024)
+    argv = [
+        bwrap,
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+        *_system_binds(),
+    ]
+    made: set[str] = {"/", "/usr", "/tmp", HOME}
+
+    def parents(path: str) -> list[str]:
+        # bwrap would create missing parents as 0700 root folders the kernel cannot enter.
+        out = []
+        for parent in reversed(Path(path).parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                out += ["--perms", "0755", "--dir", str(parent)]
+        return out
+
+    for path in dict.fromkeys(read_only):
+        argv += [*parents(path), "--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    argv += [*parents(HOME), "--perms", "0777", "--size", size, "--tmpfs", HOME]
+    argv += ["--perms", "0777", "--dir", WORK]
+    for host, inside in writable:
+        argv += [*parents(inside), "--bind", host, inside]
+    for fd, inside in files:
+        parent = str(Path(inside).parent)
+        if parent not in (HOME, WORK):
+            argv += ["--perms", "0777", "--dir", parent]
+        argv += ["--perms", "0666", "--file", str(fd), inside]
+    for fd, inside in ro_data:
+        argv += ["--perms", "0644", "--ro-bind-data", str(fd), inside]
+    for key, value in (env or {}).items():
+        argv += ["--setenv", key, value]
+    argv += ["--chdir", WORK, "--"]
+    argv += [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+        *command,
+    ]
+    return argv
+
+
+def set_rlimits(limits: Limits, address_space: bool = True) -> None:
+    """Per-process limits, inherited by everything the sandbox starts (hard = soft)."""
+    import resource
+
+    def cap(which: int, value: int) -> None:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+    if address_space and limits.memory_mb > 0:
+        cap(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
+    cap(resource.RLIMIT_CPU, limits.cpu_seconds)
+    cap(resource.RLIMIT_FSIZE, limits.disk_mb * 1024 * 1024)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NPROC, limits.processes)
+
+
+def check_quick() -> str | None:
+    """Why a sandbox cannot be started here (without trying one), or None."""
+    if os.geteuid() != 0:
+        return (
+            "the sandbox needs root to create a private uid, namespaces and cgroups; "
+            "run the grader as root (e.g. in the grading VM or container)"
+        )
+    if not bwrap_path():
+        return "bwrap is not installed: run `make sandbox-deps` (Debian package bubblewrap)"
+    if not setpriv_path():
+        return "setpriv is not installed (Debian package util-linux)"
+    return None
+
+
+def check() -> str | None:
+    """Why a sandbox cannot be started on this machine, or None when one can.
+
+    Starts a real one (as ``course.py autograde`` would) and checks from inside that it runs
+    under its own uid and without capabilities.
+    """
+    problem = check_quick()
+    if problem:
+        return problem
+    uid = UID_BASE + os.getpid()
+    probe = (
+        "import os; "
+        "s = open('/proc/self/status').read(); "
+        "print(os.getuid(), 'CapEff:\\t0000000000000000' in s)"
+    )
+    import sys
+
+    passwd = passwd_fd(uid)
+    argv = bwrap_argv(
+        [sys.executable, "-I", "-c", probe],
+        uid=uid,
+        limits=Limits(),
+        read_only=python_paths(),
+        ro_data=[(passwd, "/etc/passwd")],
+    )
+    try:
+        out = subprocess.run(
+            argv,
+            pass_fds=(passwd,),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"bwrap could not start a sandbox: {err}"
+    finally:
+        os.close(passwd)
+    if out.returncode != 0:
+        return f"bwrap could not start a sandbox: {out.stderr.strip()[-500:]}"
+    if not out.stdout.startswith(f"{uid} True"):
+        return f"the sandbox does not drop privileges as expected: {out.stdout.strip()}"
+    return None
+
+
+def python_paths() -> list[str]:
+    """The Python installation and virtual environment that the kernel runs from."""
+    import sys
+
+    return [str(Path(p).resolve()) for p in dict.fromkeys([sys.base_prefix, sys.prefix])]
+
+
+def data_fd(data: bytes) -> int:
+    """A readable file descriptor holding ``data`` (a pipe; small data only, < 64 KiB)."""
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    return r
+
+
+def passwd_fd(uid: int) -> int:
+    """An /etc/passwd that knows only the sandbox's user (for pwd lookups and getpass)."""
+    return data_fd(f"learner:x:{uid}:{uid}:learner:{HOME}:/bin/sh\n".encode())

@@ -1,0 +1,464 @@
+"""`course.py collect`: any exported folder name, skipped extras, duplicates, archive, report.
+
+Quick: no nbgrader run. The notebooks are the real solution and exercise of 01_attention; the
+course root is a temporary folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import re
+import sys
+import unicodedata
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+course = _load("afz_course_collect", REPO / "course.py")
+A1 = "01_attention"
+NB = "attention.ipynb"
+GOOD = (REPO / "solutions" / A1 / NB).read_bytes()
+OTHER = (REPO / "exercises" / A1 / NB).read_bytes()  # also a valid notebook, different bytes
+STAMP = re.compile(r"^\d{8}T\d{6}Z(-\d+)?$")
+
+
+def make_zip(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Duplicate name", category=UserWarning)
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, data in members:
+                zf.writestr(name, data)
+    return path
+
+
+def make_folder(base: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_bytes(data)
+    return base
+
+
+def report(root: Path, name: str = "collect.csv") -> list[dict[str, str]]:
+    with (root / "reports" / name).open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def students(root: Path) -> list[tuple[str, str]]:
+    with (root / "students.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["student_id", "name"]
+    return [tuple(r) for r in rows[1:]]
+
+
+def submitted(root: Path, student: str) -> bytes:
+    return (root / "submitted" / student / A1 / NB).read_bytes()
+
+
+# ---------------------------------------------------------------------------------------
+# names -> ids
+# ---------------------------------------------------------------------------------------
+def test_display_names_map_to_safe_ids():
+    sha = hashlib.sha1("张伟".encode()).hexdigest()[:8]
+    cases = {
+        "José García": "jose_garcia",
+        "bad name": "bad_name",
+        "张伟": f"s_{sha}",
+        "alice": "alice",
+        "mistake1": "mistake1",
+        "bob.smith": "bob.smith",
+        "E_case": "e_case",
+        "Bob.Smith": "bob.smith",
+        "  Zoë  O'Neil (2) ": "zoe_o_neil_2",
+        "Łukasz Øster": "lukasz_oster",
+        "Straße": "strasse",
+    }
+    for name, sid in cases.items():
+        assert course.student_slug(name) == sid, name
+        assert course.STUDENT_ID.match(sid), sid
+    # macOS writes decomposed (NFD) names: the same student as the composed form.
+    nfd = unicodedata.normalize("NFD", "José García")
+    assert nfd != "José García"
+    assert course.student_key(nfd) == course.student_key("JOSÉ GARCÍA")
+    assert course.student_key("Jose Garcia") != course.student_key("José García")
+    assert not course.STUDENT_ID.match("Alice") and not course.STUDENT_ID.match("bad name")
+
+
+def test_collect_accepts_any_folder_name_and_records_the_ids(tmp_path):
+    root = tmp_path / "course"
+    src = make_folder(
+        tmp_path / "export",
+        {f"José García/{A1}/{NB}": GOOD, f"bad name/{A1}/{NB}": OTHER, f"张伟/{A1}/{NB}": GOOD},
+    )
+    zhang = "s_" + hashlib.sha1("张伟".encode()).hexdigest()[:8]
+    assert course.collect(src, root) == []
+    assert submitted(root, "jose_garcia") == GOOD
+    assert submitted(root, "bad_name") == OTHER
+    assert submitted(root, zhang) == GOOD
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == sorted(
+        ["bad_name", "jose_garcia", zhang]
+    )
+    assert sorted(students(root)) == sorted(
+        [("jose_garcia", "José García"), ("bad_name", "bad name"), (zhang, "张伟")]
+    )
+    rows = {r["name"]: r for r in report(root)}
+    assert rows["张伟"]["student_id"] == zhang and rows["张伟"]["outcome"] == "accepted"
+    assert rows["José García"]["kept_as"] == f"submitted/jose_garcia/{A1}/{NB}"
+
+
+def test_zip_names_without_the_utf8_flag_are_read_as_utf8(tmp_path):
+    """Zips from macOS and many tools store UTF-8 names without setting the UTF-8 flag."""
+    name = f"José García/{A1}/{NB}".encode()
+    zpath = make_zip(tmp_path / "mac.zip", [(name.decode(), GOOD)])
+    raw = bytearray(zpath.read_bytes())
+    for sig, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        pos = raw.index(sig)
+        assert raw.count(sig) == 1 and raw[pos + flag_at + 1] & 0x08  # bit 11 was set
+        raw[pos + flag_at + 1] &= ~0x08 & 0xFF
+    zpath.write_bytes(bytes(raw))
+    with zipfile.ZipFile(zpath) as zf:
+        assert zf.namelist()[0] != name.decode()  # zipfile alone reads it as cp437
+    root = tmp_path / "course"
+    assert course.collect(zpath, root) == []
+    assert submitted(root, "jose_garcia") == GOOD
+    assert students(root) == [("jose_garcia", "José García")]
+
+
+def test_mapping_is_persisted_and_stable_across_collects(tmp_path):
+    root = tmp_path / "course"
+    root.mkdir()
+    # An instructor's own row is honoured.
+    (root / "students.csv").write_text("student_id,name\nzoe_w,Zoë Winter\n", encoding="utf-8")
+    src1 = make_folder(
+        tmp_path / "w1", {f"José García/{A1}/{NB}": GOOD, f"Zoë Winter/{A1}/{NB}": GOOD}
+    )
+    course.collect(src1, root)
+    assert submitted(root, "zoe_w") == GOOD and not (root / "submitted/zoe_winter").exists()
+    # Another name with the same slug gets _2; the first name keeps its id, in any case.
+    src2 = make_folder(
+        tmp_path / "w2", {f"Jose Garcia/{A1}/{NB}": OTHER, f"JOSÉ GARCÍA/{A1}/{NB}": OTHER}
+    )
+    course.collect(src2, root)
+    assert submitted(root, "jose_garcia_2") == OTHER
+    assert submitted(root, "jose_garcia") == OTHER  # the second collect of José García
+    ids = {r["name"]: r["student_id"] for r in report(root)}
+    assert ids == {"Jose Garcia": "jose_garcia_2", "JOSÉ GARCÍA": "jose_garcia"}
+    assert students(root) == [
+        ("zoe_w", "Zoë Winter"),
+        ("jose_garcia", "José García"),
+        ("jose_garcia_2", "Jose Garcia"),
+    ]
+    course.collect(src2, root)  # nothing new: students.csv unchanged
+    assert len(students(root)) == 3
+
+
+def test_a_valid_id_keeps_itself_before_a_derived_one_takes_it(tmp_path):
+    root = tmp_path / "course"
+    # "Bad Name" sorts first but must not take "bad_name" from the folder called bad_name.
+    src = make_folder(tmp_path / "src", {f"Bad Name/{A1}/{NB}": GOOD, f"bad_name/{A1}/{NB}": OTHER})
+    course.collect(src, root)
+    assert submitted(root, "bad_name") == OTHER
+    assert submitted(root, "bad_name_2") == GOOD
+
+
+# ---------------------------------------------------------------------------------------
+# case variants and duplicates
+# ---------------------------------------------------------------------------------------
+def test_case_variants_in_one_zip_are_refused_as_two_files_and_both_kept(tmp_path, capsys):
+    root = tmp_path / "course"
+    zpath = make_zip(
+        tmp_path / "batch.zip",
+        [
+            (f"batch/E_case/{A1}/{NB}", GOOD),
+            (f"batch/e_case/{A1}/{NB}", OTHER),
+            (f"batch/alice/{A1}/{NB}", GOOD),
+        ],
+    )
+    rejected = course.collect(zpath, root)
+    assert submitted(root, "alice") == GOOD
+    assert not (root / "submitted/e_case").exists()
+    assert [r.student for r in rejected] == ["e_case", "e_case"]
+    for r in rejected:
+        assert r.reason.startswith("two files for student e_case, assignment 01_attention")
+        assert f"E_case/{A1}/{NB}" in r.reason and f"e_case/{A1}/{NB}" in r.reason
+        assert "keep one and collect again" in r.reason
+    kept = {(root / r.kept_as).read_bytes() for r in rejected}
+    assert kept == {GOOD, OTHER} and len({r.kept_as for r in rejected}) == 2
+    assert all(r.kept_as.startswith(f"rejected/e_case/{A1}/") for r in rejected)
+    assert sorted(students(root)) == [("alice", "alice"), ("e_case", "E_case")]
+    out = capsys.readouterr().out
+    assert out.count("REJECTED") == 2 and "collected 1 file(s)" in out and "2 rejected" in out
+
+
+def test_case_variants_in_two_collects_are_one_student(tmp_path):
+    root = tmp_path / "course"
+    course.collect(make_zip(tmp_path / "1.zip", [(f"E_case/{A1}/{NB}", GOOD)]), root)
+    course.collect(make_zip(tmp_path / "2.zip", [(f"e_case/{A1}/{NB}", OTHER)]), root)
+    assert [p.name for p in (root / "submitted").iterdir()] == ["e_case"]
+    assert submitted(root, "e_case") == OTHER
+    (old,) = (root / "archive/e_case" / A1).iterdir()
+    assert (old / NB).read_bytes() == GOOD
+    assert students(root) == [("e_case", "E_case")]
+
+
+def test_the_same_member_twice_in_a_zip_is_refused_and_both_copies_kept(tmp_path):
+    root = tmp_path / "course"
+    name = f"alice/{A1}/{NB}"
+    zpath = make_zip(tmp_path / "dup.zip", [(name, GOOD), (name, OTHER), (f"bob/{A1}/{NB}", GOOD)])
+    rejected = course.collect(zpath, root)
+    assert not (root / "submitted/alice").exists()
+    assert submitted(root, "bob") == GOOD
+    assert [(r.student, r.kept_as) for r in rejected] == [
+        ("alice", f"rejected/alice/{A1}/1-{NB}"),
+        ("alice", f"rejected/alice/{A1}/2-{NB}"),
+    ]
+    # In the zip's order: the first copy is 1-, the later one 2-.
+    assert (root / rejected[0].kept_as).read_bytes() == GOOD
+    assert (root / rejected[1].kept_as).read_bytes() == OTHER
+    assert "two files for student alice, assignment 01_attention" in rejected[0].reason
+    assert "same name more than once" in rejected[0].reason
+
+
+def test_a_duplicate_leaves_the_earlier_submission_alone(tmp_path):
+    root = tmp_path / "course"
+    course.collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), root)
+    name = f"alice/{A1}/{NB}"
+    course.collect(make_zip(tmp_path / "dup.zip", [(name, OTHER), (name, OTHER)]), root)
+    assert submitted(root, "alice") == GOOD
+    assert not (root / "archive").exists()
+    kept = sorted(p.name for p in (root / "rejected/alice" / A1).iterdir())
+    assert kept == [f"1-{NB}", f"2-{NB}"]
+
+
+def test_a_later_rejection_does_not_overwrite_an_earlier_kept_file(tmp_path):
+    root = tmp_path / "course"
+    course.collect(make_folder(tmp_path / "w1", {f"bob/{A1}/{NB}": b"{ first"}), root)
+    course.collect(make_folder(tmp_path / "w2", {f"bob/{A1}/{NB}": b"{ second"}), root)
+    course.collect(make_folder(tmp_path / "w3", {f"bob/{A1}/{NB}": b"{ second"}), root)  # again
+    folder = root / "rejected/bob" / A1
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == {
+        NB: b"{ first",
+        f"2-{NB}": b"{ second",
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# skipped files
+# ---------------------------------------------------------------------------------------
+def test_extra_folders_other_files_and_unknown_assignments_are_skipped(tmp_path, capsys):
+    root = tmp_path / "course"
+    src = make_folder(
+        tmp_path / "export",
+        {
+            f"alice/{A1}/{NB}": GOOD,
+            f"alice/{A1}/old/{NB}": OTHER,  # an extra sub-folder
+            f"alice/{A1}/notes.txt": b"hello",  # not a notebook
+            f"alice/99_bonus/{NB}": OTHER,  # unknown assignment folder
+            f"bob/{NB}": OTHER,  # a folder missing
+            "README.txt": b"export of week 1",
+            f"__MACOSX/alice/{A1}/._{NB}": b"\0",
+            f"alice/{A1}/.ipynb_checkpoints/attention-checkpoint.ipynb": OTHER,
+            ".DS_Store": b"\0",
+        },
+    )
+    assert course.collect(src, root) == []
+    assert submitted(root, "alice") == GOOD
+    assert [p.name for p in (root / "submitted").iterdir()] == ["alice"]
+    assert [p.name for p in (root / "submitted/alice").iterdir()] == [A1]
+    assert [p.name for p in (root / "submitted/alice" / A1).iterdir()] == [NB]
+    rows = {r["source_path"].removeprefix(f"{src}/"): r for r in report(root)}
+    assert len(rows) == 9
+    assert rows[f"alice/{A1}/{NB}"]["outcome"] == "accepted"
+    assert {k for k, r in rows.items() if r["outcome"] == "skipped"} == set(rows) - {
+        f"alice/{A1}/{NB}"
+    }
+    assert "extra folder" in rows[f"alice/{A1}/old/{NB}"]["reason"]
+    assert rows[f"alice/{A1}/old/{NB}"]["student_id"] == "alice"
+    assert "not a notebook" in rows[f"alice/{A1}/notes.txt"]["reason"]
+    unknown = rows[f"alice/99_bonus/{NB}"]
+    assert "unknown assignment folder '99_bonus'" in unknown["reason"]
+    assert all(a in unknown["reason"] for a in course.assignments())
+    assert "not in a student folder" in rows["README.txt"]["reason"]
+    assert rows[".DS_Store"]["reason"] == "system file, ignored"
+    out = capsys.readouterr().out
+    assert out.count("SKIPPED") == 5  # system files are listed in the report only
+    assert "SKIPPED" in out and "99_bonus" in out and "02_multi_head" in out
+    assert "collected 1 file(s)" in out and "0 rejected, 5 skipped, 0 archived" in out
+    assert "3 system file(s) ignored" in out
+    # nothing written to the rejected report
+    assert report(root, "collect_rejected.csv") == []
+
+
+def test_with_assignment_a_deeper_layout_is_skipped_not_fatal(tmp_path):
+    root = tmp_path / "course"
+    src = make_folder(
+        tmp_path / "dl", {f"erin/{NB}": GOOD, f"frank/{A1}/{NB}": OTHER, f"gus/{NB}": OTHER}
+    )
+    assert course.collect(src, root, assignment=A1) == []
+    assert submitted(root, "erin") == GOOD and submitted(root, "gus") == OTHER
+    assert not (root / "submitted/frank").exists()
+    (frank,) = [r for r in report(root) if r["name"] == "frank"]
+    assert frank["outcome"] == "skipped" and "<student>/<notebook>.ipynb" in frank["reason"]
+
+
+def test_nothing_usable_raises_and_says_the_layout(tmp_path):
+    root = tmp_path / "course"
+    src = make_folder(tmp_path / "src", {"notes.txt": b"x", f"alice/deep/er/{NB}": GOOD})
+    with pytest.raises(course.CourseError, match=r"<student>/<assignment>/<notebook>\.ipynb"):
+        course.collect(src, root)
+    assert len(report(root)) == 2  # the report says what was skipped
+    with pytest.raises(course.CourseError, match="nothing to collect"):
+        course.collect(make_zip(tmp_path / "empty.zip", []), root)
+    with pytest.raises(course.CourseError, match="does not exist"):
+        course.collect(tmp_path / "missing.zip", root)
+    (tmp_path / "plain.txt").write_text("x")
+    with pytest.raises(course.CourseError, match="neither a folder nor a .zip"):
+        course.collect(tmp_path / "plain.txt", root)
+    with pytest.raises(course.CourseError, match="unknown assignment"):
+        course.collect(src, root, assignment="99_nothing")
+
+
+def test_only_rejections_is_not_an_error(tmp_path, capsys):
+    root = tmp_path / "course"
+    src = make_folder(tmp_path / "src", {f"bob/{A1}/{NB}": b"{ oops"})
+    assert course.main(["--root", str(root), "collect", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "REJECTED" in out and "not valid JSON" in out and "collected 0 file(s)" in out
+    assert course.main(["--root", str(root), "collect", str(src), "--assignment", "99_x"]) == 2
+
+
+# ---------------------------------------------------------------------------------------
+# unsafe and oversized zip members
+# ---------------------------------------------------------------------------------------
+def test_an_unsafe_member_is_rejected_alone(tmp_path):
+    root = tmp_path / "course"
+    zpath = make_zip(
+        tmp_path / "evil.zip",
+        [
+            (f"alice/{A1}/{NB}", GOOD),
+            (f"../{A1}/{NB}", OTHER),
+            (f"/tmp/{A1}/{NB}", OTHER),
+            (f"bob/{A1}/../../../escaped.ipynb", OTHER),
+        ],
+    )
+    rejected = course.collect(zpath, root)
+    assert submitted(root, "alice") == GOOD
+    assert len(rejected) == 3
+    assert all("unsafe path" in r.reason and r.kept_as == "" for r in rejected)
+    assert not list(tmp_path.glob("*.ipynb")) and not (tmp_path / A1).exists()
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == ["alice"]
+    assert not (root / "rejected").exists()
+
+
+def test_an_oversized_member_is_refused_without_extracting_it(tmp_path, monkeypatch):
+    root = tmp_path / "course"
+    monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", str(len(GOOD) / 2**20 + 0.001))
+    big = GOOD + b" " * 4096  # still valid JSON, just over the limit
+    zpath = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"alice/{A1}/{NB}", GOOD)
+        zf.writestr(f"mallory/{A1}/{NB}", big)
+    (r,) = course.collect(zpath, root)
+    assert (
+        r.student == "mallory" and "larger than" in r.reason and "AFZ_MAX_NOTEBOOK_MB" in r.reason
+    )
+    assert r.kept_as == "" and not (root / "rejected").exists()
+    assert not (root / "submitted/mallory").exists() and submitted(root, "alice") == GOOD
+    monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", "lots")
+    with pytest.raises(course.CourseError, match="AFZ_MAX_NOTEBOOK_MB"):
+        course.collect(zpath, root)
+
+
+# ---------------------------------------------------------------------------------------
+# archive and unchanged
+# ---------------------------------------------------------------------------------------
+def test_a_second_collect_archives_the_first(tmp_path, capsys):
+    root = tmp_path / "course"
+    course.collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), root)
+    assert course.collect(make_folder(tmp_path / "w2", {f"alice/{A1}/{NB}": OTHER}), root) == []
+    assert submitted(root, "alice") == OTHER
+    (stamp,) = (root / "archive/alice" / A1).iterdir()
+    assert STAMP.match(stamp.name), stamp.name
+    assert [p.name for p in stamp.iterdir()] == [NB]
+    assert (stamp / NB).read_bytes() == GOOD
+    out = capsys.readouterr().out
+    assert f"ARCHIVED submitted/alice/{A1}/ -> archive/alice/{A1}/{stamp.name}/" in out
+    assert "1 archived" in out
+    (row,) = report(root)
+    assert row["outcome"] == "accepted" and f"archive/alice/{A1}/{stamp.name}" in row["reason"]
+    # A third version in the same second gets its own archive folder too.
+    course.collect(make_folder(tmp_path / "w3", {f"alice/{A1}/{NB}": GOOD}), root)
+    versions = sorted((root / "archive/alice" / A1).iterdir())
+    assert len(versions) == 2 and all(STAMP.match(v.name) for v in versions)
+    assert {(v / NB).read_bytes() for v in versions} == {GOOD, OTHER}
+    assert submitted(root, "alice") == GOOD
+
+
+def test_an_identical_recollect_is_unchanged(tmp_path, capsys):
+    root = tmp_path / "course"
+    src = make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD, f"bob/{A1}/{NB}": GOOD})
+    course.collect(src, root)
+    (src / "bob" / A1 / NB).write_bytes(OTHER)
+    capsys.readouterr()
+    course.collect(src, root)
+    outcomes = {r["student_id"]: r["outcome"] for r in report(root)}
+    assert outcomes == {"alice": "unchanged", "bob": "accepted"}
+    assert [p.name for p in (root / "archive").iterdir()] == ["bob"]
+    assert submitted(root, "alice") == GOOD and submitted(root, "bob") == OTHER
+    out = capsys.readouterr().out
+    assert "collected 1 file(s)" in out and "(1 unchanged)" in out and "1 archived" in out
+
+
+# ---------------------------------------------------------------------------------------
+# the reports
+# ---------------------------------------------------------------------------------------
+def test_report_lists_every_file_and_history_keeps_every_collect(tmp_path):
+    root = tmp_path / "course"
+    zpath = make_zip(
+        tmp_path / "batch.zip",
+        [
+            (f"batch/Ana Lía/{A1}/{NB}", GOOD),
+            (f"batch/bob/{A1}/attention (1).ipynb", GOOD),
+            (f"batch/carol/{A1}/{NB}", b'{"nbformat": 4}'),
+            (f"batch/dave/{A1}/slides.pdf", b"%PDF"),
+        ],
+    )
+    course.collect(zpath, root)
+    with (root / "reports/collect.csv").open(encoding="utf-8") as f:
+        assert f.readline().strip() == (
+            "source_path,name,student_id,assignment,file,outcome,reason,kept_as"
+        )
+    rows = report(root)
+    assert [
+        (r["name"], r["student_id"], r["assignment"], r["file"], r["outcome"]) for r in rows
+    ] == [
+        ("Ana Lía", "ana_lia", A1, NB, "accepted"),
+        ("bob", "bob", A1, "attention (1).ipynb", "rejected"),
+        ("carol", "carol", A1, NB, "rejected"),
+        ("dave", "", A1, "slides.pdf", "skipped"),
+    ]
+    assert rows[0]["source_path"] == f"{zpath}/batch/Ana Lía/{A1}/{NB}"
+    assert "misnamed" in rows[1]["reason"] and "not a Jupyter notebook" in rows[2]["reason"]
+    assert rows[1]["kept_as"] == f"rejected/bob/{A1}/attention (1).ipynb"
+    assert (root / rows[1]["kept_as"]).read_bytes() == GOOD
+    assert [r["student"] for r in report(root, "collect_rejected.csv")] == ["bob", "carol"]
+    course.collect(make_folder(tmp_path / "w2", {f"erin/{A1}/{NB}": GOOD}), root)
+    assert [r["name"] for r in report(root)] == ["erin"]  # collect.csv: this collect only
+    history = report(root, "collect_history.csv")
+    assert [r["name"] for r in history] == ["Ana Lía", "bob", "carol", "dave", "erin"]
+    assert all(re.match(r"^\d{8}T\d{6}Z$", r["collected_at"]) for r in history)
+    assert report(root, "collect_rejected.csv") == []
