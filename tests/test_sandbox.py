@@ -408,7 +408,9 @@ def test_secrets_are_not_visible_inside(attacked_class):
     assert not re.search(r"^READ /", out, re.M) and out.count("cannot read") == 6
     assert "no grader" in out and "IMPORTED the grader" not in out
     env = next(line for line in out.splitlines() if "ENV" in line)
-    assert "AFZ_" not in env and str(REPO) not in env
+    # Only what the kernel needs: no AFZ_* setting, no course folder (the venv's bin is on PATH).
+    assert "'AFZ_" not in env and str(attacked_class["root"]) not in env
+    assert str(REPO) + "'" not in env and str(REPO) + "/s" not in env
 
 
 def test_no_feedback_shows_hidden_tests_solutions_or_paths(attacked_class):
