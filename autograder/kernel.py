@@ -140,7 +140,8 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "PYTHONDONTWRITEBYTECODE": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
         }
-        command = [sys.executable, "-m", "ipykernel_launcher", "-f", f"{inside}/connection.json"]
+        python = os.path.abspath(sys.executable)  # no "..": only the venv is mounted
+        command = [python, "-m", "ipykernel_launcher", "-f", f"{inside}/connection.json"]
         command += rest
         argv = sandbox.bwrap_argv(
             command,

@@ -397,7 +397,7 @@ def check() -> str | None:
 
     passwd = passwd_fd(uid)
     argv = bwrap_argv(
-        [sys.executable, "-I", "-c", probe],
+        [os.path.abspath(sys.executable), "-I", "-c", probe],  # no "..": only the venv is there
         uid=uid,
         limits=Limits(),
         read_only=python_paths(),
