@@ -44,6 +44,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from queue import Empty, Queue
 
 REPO = Path(__file__).resolve().parent
 SOLUTIONS = REPO / "solutions"
@@ -1061,9 +1062,12 @@ def autograde(
     main_db = sqlite_path(url)
     timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
     workers = max(1, min(workers, len(jobs)))
-    # Round-robin by student, so one student's assignments stay on one worker.
-    order = sorted({s for _, s in jobs})
-    share = [[j for j in jobs if order.index(j[1]) % workers == w] for w in range(workers)]
+    # Workers take the next submission from one queue, so a slow notebook does not leave
+    # another worker idle; each remembers what it graded, for the merge.
+    queue: Queue[tuple[str, str]] = Queue()
+    for job in jobs:
+        queue.put(job)
+    done: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
     start = time.perf_counter()
     (root / "reports").mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root / "reports") as tmp:
@@ -1074,17 +1078,24 @@ def autograde(
                 continue
             copy = Path(tmp) / f"worker{w}.db"
             shutil.copy2(main_db, copy)
-            _forget(copy, share[w])
+            _forget(copy, jobs)
             urls.append(f"sqlite:///{copy}")
 
-        def run_share(w: int) -> list[Result]:
-            return [_grade_one(job, root, urls[w], timeout, sandbox) for job in share[w]]
+        def work(w: int) -> list[Result]:
+            results = []
+            while True:
+                try:
+                    job = queue.get_nowait()
+                except Empty:
+                    return results
+                results.append(_grade_one(job, root, urls[w], timeout, sandbox))
+                done[w].append(job)
 
         with ThreadPoolExecutor(workers) as pool:
-            results = [r for rs in pool.map(run_share, range(workers)) for r in rs]
+            results = [r for rs in pool.map(work, range(workers)) for r in rs]
         if main_db is not None:
             for w in range(workers):
-                _merge(main_db, Path(urls[w][len("sqlite:///") :]), share[w])
+                _merge(main_db, Path(urls[w][len("sqlite:///") :]), done[w])
     elapsed = time.perf_counter() - start
     with _gradebook(url) as gb:
         for r in results:
