@@ -313,12 +313,13 @@ def bwrap_argv(
                 out += ["--perms", "0755", "--dir", str(parent)]
         return out
 
-    for path in dict.fromkeys(read_only):
-        argv += [*parents(path), "--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     argv += [*parents(HOME), "--perms", "0777", "--size", size, "--tmpfs", HOME]
     argv += ["--perms", "0777", "--dir", WORK]
+    # After the tmpfs mounts, so that a venv under /tmp (a CI clone) is not hidden by them.
+    for path in dict.fromkeys(read_only):
+        argv += [*parents(path), "--ro-bind", path, path]
     for host, inside in writable:
         argv += [*parents(inside), "--bind", host, inside]
     for fd, inside in files:
