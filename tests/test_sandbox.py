@@ -497,3 +497,23 @@ def test_sandbox_mounts_nothing_of_the_course():
     for secret in ("solutions", "gradebook", "course.py", "autograder", "submitted"):
         assert secret not in text
     assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
+
+
+def test_a_read_only_tree_under_tmp_stays_visible(tmp_path):
+    """CI clones the course under /tmp: the sandbox's own /tmp must not hide its venv."""
+    tree = tmp_path / "checkout"
+    tree.mkdir()
+    (tree / "marker.txt").write_text("visible")
+    passwd = sandbox.passwd_fd(123457)
+    argv = sandbox.bwrap_argv(
+        ["/bin/cat", str(tree / "marker.txt")],
+        uid=123457,
+        limits=sandbox.Limits(),
+        read_only=[str(tree)],
+        ro_data=[(passwd, "/etc/passwd")],
+    )
+    try:
+        out = subprocess.run(argv, pass_fds=(passwd,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(passwd)
+    assert out.returncode == 0 and out.stdout == "visible", out.stderr
