@@ -234,21 +234,9 @@ def leaked_lines(source: Path, student: Path) -> list[str]:
 
     Trivial lines (brackets, ``else:``, ``pass`` ...) are not counted.
     """
-    src = json.loads(source.read_text())
-    hidden: set[str] = set()
-    visible: set[str] = set()
-    for cell in src["cells"]:
-        region = None
-        for line in "".join(cell["source"]).splitlines():
-            s = line.strip()
-            if s in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS"):
-                region = s
-            elif s in ("### END SOLUTION", "### END HIDDEN TESTS"):
-                region = None
-            elif s:
-                (hidden if region else visible).add(s)
-    secret = {s for s in hidden - visible if len(re.sub(r"[\W_]", "", s)) > 4}
-    secret -= {"else:", "pass", "try:", "return out"}
+    from autograder.nbgrader_plugins import secret_lines
+
+    secret = secret_lines(json.loads(source.read_text()))
     return sorted(s for s in _code_lines(json.loads(student.read_text())) if s in secret)
 
 
