@@ -83,7 +83,6 @@ class Run:
     rc: int
     out: str
     oom_killed: bool = False
-    sandboxes: int = 0
 
 
 def nbgrader(
@@ -159,26 +158,25 @@ def nbgrader_run(
             out += f"\n[course.py] output cut at {MAX_LOG_BYTES} bytes\n"
         if rc == -9:
             out += f"\n[course.py] killed after {timeout:.0f} s (AFZ_STUDENT_TIMEOUT)\n"
-        oom, count = _reap_sandboxes(Path(state))
+        oom = _reap_sandboxes(Path(state))
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(" ".join(cmd) + "\n\n" + out)
-    return Run(rc, out, oom, count)
+    return Run(rc, out, oom)
 
 
 MAX_LOG_BYTES = 2_000_000
 
 
-def _reap_sandboxes(state: Path) -> tuple[bool, int]:
+def _reap_sandboxes(state: Path) -> bool:
     """Remove what the run's sandboxes left (their launcher may have been killed).
 
-    Returns (whether any was killed for memory, how many sandboxes ran).
+    Returns whether any of them was killed for memory.
     """
     from autograder.sandbox import Cgroup
 
-    oom, count = False, 0
+    oom = False
     for record in sorted(state.glob("*.json")):
-        count += 1
         try:
             info = json.loads(record.read_text())
         except ValueError:
@@ -189,7 +187,7 @@ def _reap_sandboxes(state: Path) -> tuple[bool, int]:
                 info["oom_killed"] = cgroup.oom_killed()
             cgroup.remove()
         oom |= bool(info.get("oom_killed"))
-    return oom, count
+    return oom
 
 
 def assignments(names: list[str] | None = None) -> list[str]:
@@ -963,7 +961,9 @@ def _diagnose(
     notes = list(dict.fromkeys(notes))
     if rc == -9:
         return "error: killed after the per-student time limit (AFZ_STUDENT_TIMEOUT)", notes
-    limit = os.environ.get("AFZ_KERNEL_MEMORY_MB", "4096")
+    from autograder.sandbox import Limits
+
+    limit = Limits.from_env().memory_mb
     if oom and rc != 0:
         return (
             "error: killed for memory (its processes together went over the sandbox's "

@@ -93,7 +93,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         return _fail(f"the ipc socket prefix {ip} must be absolute (c.KernelManager.ip)")
     name = f"k{os.getpid()}-{uuid.uuid4().hex[:8]}"
     state_dir = os.environ.get("AFZ_SANDBOX_STATE")
-    uid = sandbox.UID_BASE + os.getpid()
+    uid = sandbox.sandbox_uid()
 
     # The kernel's sockets live in a private folder, mounted at /run/kernel inside; links at
     # the paths the client expects point to them. The client's runtime folder (which may hold
@@ -140,9 +140,8 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "PYTHONDONTWRITEBYTECODE": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
         }
-        python = os.path.abspath(sys.executable)  # no "..": only the venv is mounted
-        command = [python, "-m", "ipykernel_launcher", "-f", f"{inside}/connection.json"]
-        command += rest
+        command = [sandbox.python_executable(), "-m", "ipykernel_launcher"]
+        command += ["-f", f"{inside}/connection.json", *rest]
         argv = sandbox.bwrap_argv(
             command,
             uid=uid,

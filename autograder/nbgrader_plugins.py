@@ -154,12 +154,11 @@ class SafeFeedback(NbGraderPreprocessor):
             return
         for out in cell.get("outputs", []):
             if out.output_type == "error":
-                message = f"{out.ename}: {out.evalue}"
-                if len(message) > MAX_MESSAGE:
-                    message = message[:MAX_MESSAGE] + " [...]"
-                message = self._redact(message)
-                out.ename, out.evalue = self._redact(out.ename), message[len(out.ename) + 2 :]
-                out.traceback = [message]
+                evalue = out.evalue
+                if len(evalue) > MAX_MESSAGE:
+                    evalue = evalue[:MAX_MESSAGE] + " [...]"
+                out.ename, out.evalue = self._redact(out.ename), self._redact(evalue)
+                out.traceback = [f"{out.ename}: {out.evalue}"]
             elif out.output_type == "stream":
                 out.text = self._redact(out.text)
             elif "data" in out:

@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +156,11 @@ class Cgroup:
     def from_dirs(cls, version: str, dirs: dict[str, str]) -> Cgroup:
         return cls(version, {c: Path(d) for c, d in dirs.items()})
 
+    def _file(self, controller: str, name: str) -> Path:
+        return self.dirs[controller if self.version == "v1" else "all"] / name
+
     def _write(self, controller: str, name: str, value: str) -> None:
-        path = self.dirs[controller if self.version == "v1" else "all"] / name
+        path = self._file(controller, name)
         if path.exists():
             path.write_text(value)
 
@@ -206,7 +210,7 @@ class Cgroup:
 
     def _read(self, controller: str, name: str) -> str:
         try:
-            return (self.dirs[controller if self.version == "v1" else "all"] / name).read_text()
+            return self._file(controller, name).read_text()
         except (OSError, KeyError):
             return ""
 
@@ -304,29 +308,27 @@ def bwrap_argv(
     ]
     made: set[str] = {"/", "/usr", "/tmp", HOME}
 
-    def parents(path: str) -> list[str]:
+    def parents(path: str, perms: str = "0755") -> list[str]:
         # bwrap would create missing parents as 0700 root folders the kernel cannot enter.
         out = []
         for parent in reversed(Path(path).parents):
             if str(parent) not in made:
                 made.add(str(parent))
-                out += ["--perms", "0755", "--dir", str(parent)]
+                out += ["--perms", perms, "--dir", str(parent)]
         return out
 
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     argv += [*parents(HOME), "--perms", "0777", "--size", size, "--tmpfs", HOME]
     argv += ["--perms", "0777", "--dir", WORK]
+    made.add(WORK)
     # After the tmpfs mounts, so that a venv under /tmp (a CI clone) is not hidden by them.
     for path in dict.fromkeys(read_only):
         argv += [*parents(path), "--ro-bind", path, path]
     for host, inside in writable:
         argv += [*parents(inside), "--bind", host, inside]
-    for fd, inside in files:
-        parent = str(Path(inside).parent)
-        if parent not in (HOME, WORK):
-            argv += ["--perms", "0777", "--dir", parent]
-        argv += ["--perms", "0666", "--file", str(fd), inside]
+    for fd, inside in files:  # the learner's own files: folders they may write into
+        argv += [*parents(inside, "0777"), "--perms", "0666", "--file", str(fd), inside]
     for fd, inside in ro_data:
         argv += ["--perms", "0644", "--ro-bind-data", str(fd), inside]
     for key, value in (env or {}).items():
@@ -346,7 +348,7 @@ def bwrap_argv(
     return argv
 
 
-def set_rlimits(limits: Limits, address_space: bool = True) -> None:
+def set_rlimits(limits: Limits) -> None:
     """Per-process limits, inherited by everything the sandbox starts (hard = soft)."""
     import resource
 
@@ -356,7 +358,7 @@ def set_rlimits(limits: Limits, address_space: bool = True) -> None:
             value = min(value, hard)
         resource.setrlimit(which, (value, value))
 
-    if address_space and limits.memory_mb > 0:
+    if limits.memory_mb > 0:
         cap(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
     cap(resource.RLIMIT_CPU, limits.cpu_seconds)
     cap(resource.RLIMIT_FSIZE, limits.disk_mb * 1024 * 1024)
@@ -388,17 +390,15 @@ def check() -> str | None:
     problem = check_quick()
     if problem:
         return problem
-    uid = UID_BASE + os.getpid()
+    uid = sandbox_uid()
     probe = (
         "import os; "
         "s = open('/proc/self/status').read(); "
         "print(os.getuid(), 'CapEff:\\t0000000000000000' in s)"
     )
-    import sys
-
     passwd = passwd_fd(uid)
     argv = bwrap_argv(
-        [os.path.abspath(sys.executable), "-I", "-c", probe],  # no "..": only the venv is there
+        [python_executable(), "-I", "-c", probe],
         uid=uid,
         limits=Limits(),
         read_only=python_paths(),
@@ -424,10 +424,19 @@ def check() -> str | None:
     return None
 
 
+def sandbox_uid() -> int:
+    """The uid of a sandbox started by this process: unique while this process lives."""
+    return UID_BASE + os.getpid()
+
+
+def python_executable() -> str:
+    """This venv's python, by a path without ".." (only the venv is mounted, not its
+    neighbours) and without resolving its link (which would leave the venv)."""
+    return os.path.abspath(sys.executable)
+
+
 def python_paths() -> list[str]:
     """The Python installation and virtual environment that the kernel runs from."""
-    import sys
-
     return [str(Path(p).resolve()) for p in dict.fromkeys([sys.base_prefix, sys.prefix])]
 
 

@@ -516,3 +516,27 @@ def test_a_read_only_tree_under_tmp_stays_visible(tmp_path):
     finally:
         os.close(passwd)
     assert out.returncode == 0 and out.stdout == "visible", out.stderr
+
+
+def test_a_submitted_file_in_a_sub_folder_is_writable_by_the_learner(tmp_path):
+    """Folders made for the submission's own files belong to the learner, not to root."""
+    src = tmp_path / "data.txt"
+    src.write_text("x")
+    fd = os.open(src, os.O_RDONLY)
+    uid = 123458
+    argv = sandbox.bwrap_argv(
+        [
+            "/bin/sh",
+            "-c",
+            f"echo y >> {sandbox.WORK}/data/more/data.txt && touch {sandbox.WORK}/data/new",
+        ],
+        uid=uid,
+        limits=sandbox.Limits(),
+        read_only=[],
+        files=[(fd, f"{sandbox.WORK}/data/more/data.txt")],
+    )
+    try:
+        out = subprocess.run(argv, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+    assert out.returncode == 0, out.stderr
