@@ -212,10 +212,27 @@ def release(names: list[str] | None, root: Path, release_dir: Path | None = None
     """Generate the student versions (exercises/, or ``release_dir``) and register them."""
     extra = [f"--CourseDirectory.release_directory={release_dir}"] if release_dir else []
     for a in assignments(names):
+        write_visible_checks(a)
         rc, out = nbgrader(["generate_assignment", a, "--force", *extra], root)
         if rc != 0 or "ERROR" in out:
             raise CourseError(f"nbgrader generate_assignment {a} failed:\n{out[-3000:]}")
         print(f"released {a}" + (f" into {release_dir}" if release_dir else " into exercises/"))
+
+
+def write_visible_checks(assignment: str) -> None:
+    """solutions/<a>/expected_visible.json: the solution's values of the visible checks, which
+    the learner's notebook compares with while they work (the grader replays everything)."""
+    from autograder import replay
+    from helpers.checks import EXPECTED_FILE
+
+    try:
+        data = replay.visible_checks(SOLUTIONS / assignment)
+    except replay.ReplayError as err:
+        raise CourseError(str(err)) from None
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    path = SOLUTIONS / assignment / EXPECTED_FILE
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
 
 
 def _code_lines(nb: dict) -> list[str]:
@@ -238,6 +255,21 @@ def leaked_lines(source: Path, student: Path) -> list[str]:
     return sorted(s for s in _code_lines(json.loads(student.read_text())) if s in secret)
 
 
+def _stale_visible_checks(assignment: str) -> list[str]:
+    from autograder import replay
+    from helpers.checks import EXPECTED_FILE
+
+    path = SOLUTIONS / assignment / EXPECTED_FILE
+    try:
+        fresh = json.dumps(replay.visible_checks(SOLUTIONS / assignment), indent=1,
+                           ensure_ascii=False) + "\n"  # fmt: skip
+    except replay.ReplayError as err:
+        return [f"{assignment}: {err}"]
+    if not path.exists() or path.read_text(encoding="utf-8") != fresh:
+        return [f"solutions/{assignment}/{EXPECTED_FILE} is stale: run `make release`"]
+    return []
+
+
 def check_release(root: Path, names: list[str] | None = None) -> list[str]:
     """Problems with exercises/: differences from a fresh generation, leaked solution lines."""
     problems: list[str] = []
@@ -258,6 +290,7 @@ def check_release(root: Path, names: list[str] | None = None) -> list[str]:
             if rc != 0:
                 problems.append(f"{a}: nbgrader generate_assignment failed:\n{out[-2000:]}")
                 continue
+            problems += _stale_visible_checks(a)
             ours, theirs = EXERCISES / a, fresh / a
             files = sorted(
                 {p.relative_to(ours) for p in ours.rglob("*") if p.is_file()}

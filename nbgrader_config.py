@@ -27,7 +27,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback
+from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback, Verdicts
 
 ROOT = Path(__file__).resolve().parent
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
@@ -63,9 +63,11 @@ c.Execute.kernel_name = "afz-grader"
 c.KernelManager.transport = "ipc"
 os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)
 c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), f"afz-{os.getpid()}")  # <ip>-<port>
-# Execution with an output cap (AFZ_OUTPUT_MB), then nbgrader's own steps.
+# Execution with an output cap (AFZ_OUTPUT_MB); then the verdicts, reached here from the
+# test cells' check records and the solution's values; then nbgrader's own steps.
 c.Autograde.autograde_preprocessors = [
     LimitedExecute,
+    Verdicts,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -75,6 +77,7 @@ c.Autograde.autograde_preprocessors = [
 ]
 # Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
 # tracebacks or instructor paths); AFZ_FEEDBACK_SHOW_HIDDEN=1 shows hidden tests.
+c.Verdicts.source_directory = str(ROOT / "solutions")
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.SafeFeedback.source_directory = str(ROOT / "solutions")
 c.SafeFeedback.course_paths = os.pathsep.join(

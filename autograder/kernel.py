@@ -29,7 +29,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from . import sandbox
+from . import pieces, sandbox
 
 MAX_COPY_FILES = 50
 MAX_COPY_BYTES = 64 * 1024 * 1024
@@ -76,6 +76,14 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
     sandbox.set_rlimits(limits)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ["AFZ_RECORD"] = "1"
+    real = helpers_dir()
+    if real is not None:  # the filtered copy first on the path (it outlives this process)
+        staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=os.environ.get("AFZ_SANDBOX_STATE")))
+        pieces.filtered_copy(real, staging / "helpers", Path.cwd().name)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(staging), os.environ.get("PYTHONPATH")])
+        )
     os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
     return 0  # not reached
 
@@ -99,6 +107,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
     # the paths the client expects point to them. The client's runtime folder (which may hold
     # other kernels' connection files and keys) is never mounted.
     private = Path(tempfile.mkdtemp(prefix="afz-k-"))
+    staging = Path(tempfile.mkdtemp(prefix="afz-h-"))  # this kernel's copy of helpers
     os.chmod(private, 0o700)
     os.chown(private, uid, uid)
     inside = "/run/kernel"
@@ -139,6 +148,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+            "AFZ_RECORD": "1",  # test cells hand their results out; the grader judges them
         }
         command = [sandbox.python_executable(), "-m", "ipykernel_launcher"]
         command += ["-f", f"{inside}/connection.json", *rest]
@@ -146,7 +156,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             command,
             uid=uid,
             limits=limits,
-            read_only=sandbox.python_paths() + helpers_paths(),
+            read_only=sandbox.python_paths() + helpers_mounts(staging, Path.cwd().name),
             writable=[(str(private), inside)],
             files=files,
             ro_data=[(passwd, "/etc/passwd")],
@@ -196,16 +206,27 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         for link in links:
             link.unlink(missing_ok=True)
         shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
-def helpers_paths() -> list[str]:
-    """The course's ``helpers`` package (read-only): the kernel imports it."""
+def helpers_dir() -> Path | None:
+    """The course's ``helpers`` package on this machine."""
     import importlib.util
 
     spec = importlib.util.find_spec("helpers")
     if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
+    """``helpers`` for the kernel, read-only, at its usual path: a copy in ``staging`` without
+    the pieces this assignment (and later ones) ask the learner to write (``pieces.py``)."""
+    real = helpers_dir()
+    if real is None:
         return []
-    return [str(Path(p).resolve()) for p in spec.submodule_search_locations]
+    copy = pieces.filtered_copy(real, staging / "helpers", assignment)
+    return [(str(copy), str(real))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,9 @@
 - ``LimitedExecute``: nbgrader's Execute with a cap on what a notebook may print: past
   ``AFZ_OUTPUT_MB`` (default 8) outputs are dropped, so a print loop cannot fill the
   grader's memory or the autograded notebook.
+- ``Verdicts``: run right after execution. It replaces the outputs of every test cell with
+  the verdict that ``autograder/verdicts.py`` reaches, in this process, from the check
+  records the cell handed out and the solution's values (``autograder/replay.py``).
 - ``SafeFeedback``: run before the HTML feedback is written. Test cells show only their
   visible part; errors show only their type and message (the teaching message), never a
   traceback (which quotes hidden test lines and the grader's paths); every output line that
@@ -56,6 +59,29 @@ class LimitedExecute(Execute):
                 outs.append(note)
             return None
         return super().output(outs, msg, display_id, cell_index)
+
+
+class Verdicts(NbGraderPreprocessor):
+    source_directory = Unicode("", help="nbgrader's source folder (solutions/)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from autograder import replay, verdicts
+
+        info = resources.get("nbgrader", {})
+        source = verdicts.source_notebook(
+            self.source_directory, info.get("assignment", ""), info.get("notebook", "")
+        )
+        expected = replay.expected_checks(source)  # a ReplayError stops this notebook
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+                continue
+            grade_id = meta.get("grade_id", "")
+            passed, message = verdicts.judge_test(
+                grade_id, expected.get(grade_id, []), cell.get("outputs", [])
+            )
+            cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(passed, message)]
+        return nb, resources
 
 
 def _regions(source: str) -> tuple[list[str], list[str]]:

@@ -274,7 +274,7 @@ def bwrap_argv(
     *,
     uid: int,
     limits: Limits,
-    read_only: list[str],
+    read_only: list[str | tuple[str, str]],
     writable: list[tuple[str, str]] = (),
     files: list[tuple[int, str]] = (),
     ro_data: list[tuple[int, str]] = (),
@@ -282,7 +282,7 @@ def bwrap_argv(
 ) -> list[str]:
     """The bwrap command line that runs ``command`` as ``uid`` inside a fresh sandbox.
 
-    read_only: host paths mounted read-only at the same path.
+    read_only: host paths mounted read-only at the same path, or (host, sandbox path) pairs.
     writable: (host path, sandbox path) pairs mounted read-write (the kernel's socket folder).
     files: (open file descriptor, sandbox path): copied into the sandbox's tmpfs home.
     ro_data: (file descriptor, sandbox path): read-only files made from data (``data_fd``).
@@ -323,8 +323,9 @@ def bwrap_argv(
     argv += ["--perms", "0777", "--dir", WORK]
     made.add(WORK)
     # After the tmpfs mounts, so that a venv under /tmp (a CI clone) is not hidden by them.
-    for path in dict.fromkeys(read_only):
-        argv += [*parents(path), "--ro-bind", path, path]
+    for item in dict.fromkeys(read_only):
+        host, inside = (item, item) if isinstance(item, str) else item
+        argv += [*parents(inside), "--ro-bind", host, inside]
     for host, inside in writable:
         argv += [*parents(inside), "--bind", host, inside]
     for fd, inside in files:  # the learner's own files: folders they may write into

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import causal_mask, padding_mask
-from .layers import DecoderCache
+from .decoder import DecoderCache
 from .model import Transformer
 
 

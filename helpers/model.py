@@ -8,7 +8,8 @@ import torch
 from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
-from .layers import Decoder, DecoderCache, Encoder
+from .decoder import Decoder, DecoderCache
+from .layers import Encoder
 from .positional import LearnedPositionalEncoding, PositionalEncoding, TokenEmbedding
 
 

@@ -1,0 +1,69 @@
+"""Which of the course's reference modules an assignment's grading kernel may import.
+
+While an assignment is graded, the ``helpers`` modules that hold what it asks the learner to
+write, and those of every later assignment, are absent from the sandbox: the kernel sees a
+copy of ``helpers`` in which each of them is a stub whose import raises an ``ImportError``
+that says why. Earlier pieces stay usable, so a learner stuck on one exercise can do the next.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+# In course order: assignment -> the helpers modules that hold the pieces it asks for.
+PIECES: dict[str, tuple[str, ...]] = {
+    "01_attention": ("attention",),
+    "02_multi_head": ("multi_head",),
+    "03_positional_encoding": ("positional",),
+    "04_encoder": ("layers",),
+    "05_decoder": ("decoder",),
+    "06_train_and_generate": ("model", "decoding", "training", "checkpoints"),
+}
+
+
+def absent_modules(assignment: str) -> dict[str, str]:
+    """``{module: the assignment that teaches it}`` for this assignment and later ones.
+
+    An assignment the course does not know hides nothing.
+    """
+    order = list(PIECES)
+    if assignment not in PIECES:
+        return {}
+    later = order[order.index(assignment) :]
+    return {module: owner for owner in later for module in PIECES[owner]}
+
+
+def stub(module: str, owner: str, assignment: str) -> str:
+    """The source of an absent module: importing it raises a clear ``ImportError``."""
+    if owner == assignment:
+        why = (
+            f"exercise {assignment} asks you to write these pieces, so the course's reference "
+            "versions are not available while it is graded"
+        )
+        message = f"helpers.{module} cannot be imported here: {why}. Write them yourself."
+    else:
+        message = (
+            f"helpers.{module} cannot be imported here: it belongs to a later exercise "
+            f"({owner}) and is not available while {assignment} is graded."
+        )
+    return f"raise ImportError({message!r})\n"
+
+
+def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
+    """A copy of ``helpers_dir`` at ``dest`` with the absent modules replaced by stubs."""
+    absent = absent_modules(assignment)
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(Path(helpers_dir).iterdir()):
+        if path.suffix == ".py":
+            module = path.stem
+            if module in absent:
+                (dest / path.name).write_text(stub(module, absent[module], assignment))
+            else:
+                shutil.copy2(path, dest / path.name)
+        elif path.is_dir() and path.name != "__pycache__":
+            shutil.copytree(path, dest / path.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in dest.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    dest.chmod(0o755)
+    return dest

@@ -1,0 +1,209 @@
+"""The solution's value of every check: the source notebook run in a process of the grader's.
+
+``expected_checks(source)`` runs the instructor's notebook (``solutions/<a>/<nb>.ipynb``: setup
+cells, solution cells, then each test cell with its hidden part) in a fresh Python process,
+outside any sandbox and without a Jupyter kernel, and collects what every ``helpers.checks``
+check saw. Those values are what the learner's results are compared with
+(``autograder/verdicts.py``). A check whose ``expected=`` the cell writes out is also checked
+against the solution here, so a solution that fails its own test is an error, not a silent 0.
+
+Results are cached by the content of the notebook, of ``helpers`` and of this package, in
+``$AFZ_REPLAY_CACHE`` (default ``~/.cache/attention-from-zero/replay``).
+
+``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
+values into the assignment's folder (``expected_visible.json``), for the checks a learner runs
+while working; ``course.py release`` does it for every assignment, before nbgrader copies the
+folder into ``exercises/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HIDDEN = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S
+)
+FORMAT = 1
+
+
+class ReplayError(RuntimeError):
+    """The solution notebook could not be replayed (a bug in the course, not the learner)."""
+
+
+def strip_hidden(source: str) -> str:
+    return HIDDEN.sub("", source)
+
+
+def _fingerprint(source: Path, visible_only: bool) -> str:
+    h = hashlib.sha256()
+    h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}".encode())
+    h.update(source.read_bytes())
+    for folder in ("helpers", "autograder"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def cache_dir() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("AFZ_REPLAY_CACHE") or default / "attention-from-zero" / "replay")
+
+
+def expected_checks(source: Path, *, visible_only: bool = False) -> dict[str, list[dict]]:
+    """``{grade_id: [check, ...]}`` for the notebook ``source`` (cached)."""
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise ReplayError(f"no source notebook {source}: the grader needs it to judge the tests")
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{source.stem}-{_fingerprint(source, visible_only)}.json"
+    with open(folder / f"{source.stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two graders replaying the same notebook wait
+        if not target.exists():
+            _replay_to(source, target, visible_only)
+    return _by_test(json.loads(target.read_text(encoding="utf-8"))["checks"])
+
+
+def _by_test(checks: list[dict]) -> dict[str, list[dict]]:
+    tests: dict[str, list[dict]] = {}
+    for check in checks:
+        tests.setdefault(check["test"], []).append(check)
+    return tests
+
+
+def _replay_to(source: Path, target: Path, visible_only: bool) -> None:
+    command = [sys.executable, "-m", "autograder.replay", str(source.resolve())]
+    command += ["--out", str(Path(target).resolve())]
+    if visible_only:
+        command.append("--visible")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "AFZ_RECORD": "0"}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    done = subprocess.run(command, cwd=source.parent, env=env, capture_output=True, text=True)
+    if done.returncode != 0 or not target.exists():
+        raise ReplayError(
+            f"replaying {source} failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# In the replay process
+# ---------------------------------------------------------------------------------------
+def _python(source: str) -> str:
+    if re.search(r"^\s*[%!]", source, re.M):
+        raise ReplayError("a cell uses IPython magics or shell escapes; the replay runs Python")
+    return source
+
+
+def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
+    """Run the notebook here and return its checks (call in a fresh process)."""
+    import nbformat
+
+    from autograder.verdicts import judge
+    from helpers import checks
+
+    nb = nbformat.read(source, as_version=4)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    collected: list[dict[str, Any]] = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta:
+            continue  # an ungraded scratch cell ("Try it")
+        grade_id = meta.get("grade_id", f"cell {index}")
+        is_test = meta.get("grade") and not meta.get("solution")
+        code = strip_hidden(cell.source) if is_test and visible_only else cell.source
+        sink: list[dict[str, Any]] = []
+        checks.replay_into(sink if is_test else None)
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                exec(compile(_python(code), f"<{source.name}:{grade_id}>", "exec"), namespace)
+        except Exception as err:
+            raise ReplayError(
+                f"{source.name}, cell {grade_id!r}: the solution raised {type(err).__name__}: {err}"
+            ) from err
+        finally:
+            checks.replay_into(None)
+        if is_test:
+            if not sink:
+                raise ReplayError(f"{source.name}, test cell {grade_id!r} makes no checks")
+            for check in sink:
+                if check["test"] != grade_id:
+                    raise ReplayError(
+                        f"{source.name}: test cell {grade_id!r} says Test({check['test']!r})"
+                    )
+                if "solution" in check:
+                    problem = judge(check, check.pop("solution"))
+                    if problem:
+                        raise ReplayError(f"{source.name}: the solution fails: {problem}")
+            collected.extend(sink)
+    return collected
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebook", type=Path, help="a notebook (or, with --visible, a folder)")
+    parser.add_argument("--visible", action="store_true", help="visible tests only")
+    parser.add_argument("--out", type=Path, help="default: expected_visible.json next to it")
+    args = parser.parse_args(argv)
+    source = args.notebook.resolve()
+    if args.out is None and not args.visible:
+        parser.error("give --out, or --visible to write expected_visible.json")
+    if args.out is None:
+        return _write_visible(source)
+    os.chdir(source.parent)
+    try:
+        checks = replay(source, visible_only=args.visible)
+    except ReplayError as err:
+        print(err, file=sys.stderr)
+        return 1
+    _atomic_write(args.out, {"format": FORMAT, "notebook": source.name, "checks": checks})
+    return 0
+
+
+def visible_checks(folder: Path) -> dict[str, Any]:
+    """The visible tests' checks of every notebook in an assignment ``folder``."""
+    checks: list[dict[str, Any]] = []
+    for source in sorted(Path(folder).glob("*.ipynb")):
+        for tests in expected_checks(source, visible_only=True).values():
+            checks += tests
+    return {"format": FORMAT, "checks": checks}
+
+
+def _write_visible(source: Path) -> int:
+    from helpers.checks import EXPECTED_FILE
+
+    folder = source if source.is_dir() else source.parent
+    try:
+        data = visible_checks(folder)
+    except ReplayError as err:
+        print(err, file=sys.stderr)
+        return 1
+    _atomic_write(folder / EXPECTED_FILE, data)
+    print(f"wrote {folder / EXPECTED_FILE} ({len(data['checks'])} visible checks)")
+    return 0
+
+
+def _atomic_write(path: Path, data: dict[str, Any]) -> None:
+    path = Path(path)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

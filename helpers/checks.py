@@ -1,0 +1,437 @@
+"""What an exercise's test cell observes, written down; the verdict is reached elsewhere.
+
+A test cell runs the learner's functions on its inputs and hands each result to a
+:class:`Test`::
+
+    from helpers.checks import Test
+
+    t = Test("test_softmax")          # the cell's nbgrader grade_id
+    out = t.call(softmax, x, forbidden=SOFTMAX_BUILTINS)
+    t.close("softmax([1, 2, 3])", out, hint="exp(x_i) / sum_j exp(x_j)")
+
+A check names what it looks at and gives the learner's value. It never says what the
+value should be, except where the cell itself writes the number (``expected=``): the
+expected values, comparisons, points and messages belong to the grader
+(``autograder/verdicts.py``), which runs the same cell with the instructor's solution in
+its own process and compares. So nothing this module or the learner's notebook does can
+change a verdict; a missing, repeated or malformed observation scores 0.
+
+Three modes:
+
+* **record** (``AFZ_RECORD=1``, set by the grading sandbox): each check is published as a
+  ``application/vnd.afz.check+json`` display output of the test cell, and nothing is judged.
+* **replay** (the grader's own process): :func:`replay_into` collects the solution's values.
+* **local** (a learner working in Jupyter): each check is judged at once against the
+  solution's values of the visible tests, read from ``expected_visible.json`` next to the
+  notebook, and a failure raises ``AssertionError`` with the teaching message.
+
+Rules for test cells: names and hints are fixed text (they may use the test's inputs, never
+the learner's results); inputs are seeded (:mod:`helpers.fixtures`); every value a check
+records is small (a few thousand numbers).
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MIME = "application/vnd.afz.check+json"
+EXPECTED_FILE = "expected_visible.json"
+SOLUTION = None  # ``expected=SOLUTION`` (the default): the solution's value of the same check
+
+_replay_sink: list[dict[str, Any]] | None = None
+
+# The PyTorch built-ins that do a task's job. Detecting them in the learner's code is a
+# best effort (a profiler hook on this thread); the real defence is that the course's own
+# reference is absent while an assignment is graded.
+SOFTMAX_BUILTINS = (
+    "torch.softmax",
+    "torch.nn.functional.softmax",
+    "torch.Tensor.softmax",
+    "torch.special.softmax",
+)
+ATTENTION_BUILTINS = (
+    "helpers.attention.scaled_dot_product_attention",
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "helpers.multi_head.MultiHeadAttention",
+)
+MASK_BUILTINS = (
+    "helpers.attention.causal_mask",
+    "helpers.attention.padding_mask",
+    "helpers.attention.target_mask",
+)
+HEADS_BUILTINS = (
+    "helpers.multi_head.split_heads",
+    "helpers.multi_head.merge_heads",
+)
+MULTI_HEAD_BUILTINS = (
+    "helpers.multi_head.MultiHeadAttention",
+    "helpers.multi_head.split_heads",
+    "helpers.multi_head.merge_heads",
+    "torch.nn.MultiheadAttention",
+    "torch.nn.functional.multi_head_attention_forward",
+)
+POSITIONAL_BUILTINS = (
+    "helpers.positional.sinusoidal_positional_encoding",
+    "helpers.positional.PositionalEncoding",
+    "helpers.positional.LearnedPositionalEncoding",
+    "helpers.positional.TokenEmbedding",
+)
+ENCODER_BUILTINS = (
+    "helpers.layers.FeedForward",
+    "helpers.layers.AddNorm",
+    "helpers.layers.EncoderLayer",
+    "helpers.layers.Encoder",
+    "torch.nn.TransformerEncoderLayer",
+    "torch.nn.TransformerEncoder",
+    "torch.nn.Transformer",
+)
+DECODER_BUILTINS = (
+    "helpers.decoder.DecoderLayer",
+    "helpers.decoder.Decoder",
+    "torch.nn.TransformerDecoderLayer",
+    "torch.nn.TransformerDecoder",
+    "torch.nn.Transformer",
+)
+MODEL_BUILTINS = (
+    "helpers.model.Transformer",
+    "torch.nn.Transformer",
+    "torch.nn.TransformerEncoder",
+    "torch.nn.TransformerDecoder",
+    "torch.nn.TransformerEncoderLayer",
+    "torch.nn.TransformerDecoderLayer",
+)
+TRAINING_BUILTINS = (
+    "helpers.training.train_step",
+    "helpers.training.train",
+    "helpers.training.sequence_loss",
+)
+DECODING_BUILTINS = (
+    "helpers.decoding.greedy_decode",
+    "helpers.decoding.beam_search",
+    "helpers.decoding.next_token_logits",
+    "helpers.training.exact_match",
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Encoding (JSON only: the grader never unpickles anything a notebook produced)
+# ---------------------------------------------------------------------------------------
+def encode(value: Any) -> Any:
+    """``value`` as JSON data: numbers, strings, lists, ``{"nd": ...}`` arrays, ``None``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else float(value)
+    if isinstance(value, float):
+        return value if np.isfinite(value) else {"float": repr(value)}
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        t = value.detach().cpu()
+        kind = str(t.dtype).removeprefix("torch.")
+        if t.is_floating_point() or t.is_complex():
+            t = t.double()
+        return _nd(t.numpy(), kind)
+    if isinstance(value, np.ndarray | np.generic):
+        return _nd(np.asarray(value), str(np.asarray(value).dtype))
+    if isinstance(value, list | tuple) or type(value).__name__ == "Size":
+        return {"list": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": {str(k): encode(v) for k, v in value.items()}}
+    return {"type": type(value).__name__}
+
+
+def _nd(a: np.ndarray, kind: str) -> dict[str, Any]:
+    if a.dtype == bool:
+        data = a.astype(np.uint8)
+    elif np.issubdtype(a.dtype, np.integer):
+        data = a.astype("<i8")
+    elif np.issubdtype(a.dtype, np.floating):
+        data = a.astype("<f8")
+    else:
+        return {"type": f"array of {a.dtype}"}
+    raw = base64.b64encode(np.ascontiguousarray(data).tobytes()).decode("ascii")
+    return {"nd": {"kind": kind, "dtype": str(data.dtype), "shape": list(a.shape), "data": raw}}
+
+
+def _shape(x: Any) -> Any:
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return None if x is None else {"type": type(x).__name__}
+    return [int(n) for n in shape]
+
+
+# ---------------------------------------------------------------------------------------
+# The recorder
+# ---------------------------------------------------------------------------------------
+class Test:
+    """The observations of one test cell (``grade_id``), handed to the grader one by one."""
+
+    def __init__(self, grade_id: str) -> None:
+        self.grade_id = grade_id
+        self._seen: dict[str, int] = {}
+        self._mode = (
+            "replay"
+            if _replay_sink is not None
+            else "record"
+            if os.environ.get("AFZ_RECORD") == "1"
+            else "local"
+        )
+        self._expected: dict[str, dict[str, Any]] | None = None
+
+    # -- checks ------------------------------------------------------------------------
+    def close(
+        self,
+        name: str,
+        actual: Any,
+        expected: Any = SOLUTION,
+        *,
+        atol: float = 1e-5,
+        rtol: float = 1e-4,
+        hint: str = "",
+    ) -> None:
+        """Numbers equal to the expected ones within ``atol + rtol·|expected|``, same shape."""
+        self._check("close", name, actual, expected, hint=hint, atol=atol, rtol=rtol)
+
+    def equal(
+        self,
+        name: str,
+        actual: Any,
+        expected: Any = SOLUTION,
+        *,
+        broadcast_to: tuple[int, ...] | None = None,
+        where: Any = None,
+        hint: str = "",
+    ) -> None:
+        """Exactly the expected value (ids, booleans, strings, lists). With ``broadcast_to``
+        both sides are broadcast to that shape first; with ``where`` (a boolean array of that
+        shape) only those positions count (a mask's padding rows, say)."""
+        options: dict[str, Any] = {}
+        if broadcast_to is not None:
+            options["broadcast_to"] = [int(n) for n in broadcast_to]
+        if where is not None:
+            options["where"] = encode(np.asarray(where, dtype=bool))
+        self._check("equal", name, actual, expected, hint=hint, **options)
+
+    def shape(self, name: str, actual: Any, expected: Any = SOLUTION, *, hint: str = "") -> None:
+        """``actual.shape`` equal to the expected shape."""
+        exp = SOLUTION if expected is SOLUTION else [int(n) for n in expected]
+        self._check("shape", name, _shape(actual), exp, hint=hint)
+
+    def true(self, name: str, condition: Any, *, hint: str = "") -> None:
+        """A property of the learner's code that must hold (``name`` says which)."""
+        self._check("true", name, _truth(condition), True, hint=hint)
+
+    def raises(
+        self,
+        name: str,
+        exception: type[BaseException],
+        fn: Callable[..., Any],
+        *args: Any,
+        hint: str = "",
+    ) -> None:
+        """``fn(*args)`` raises ``exception`` (or a subclass of it)."""
+        try:
+            fn(*args)
+        except Exception as err:  # noqa: BLE001 - which one is the observation
+            got: Any = [c.__name__ for c in type(err).__mro__]
+        else:
+            got = []
+        self._check("raises", name, got, exception.__name__, hint=hint)
+
+    def agree(
+        self, name: str, predicted: Any, target: Any, *, at_least: float, hint: str = ""
+    ) -> None:
+        """At least ``at_least`` of the rows of ``predicted`` equal ``target``'s (the
+        solution's target: ids ``(batch, length)``, compared up to trailing padding 0)."""
+        self._check("agree", name, predicted, target, hint=hint, at_least=float(at_least))
+
+    def call(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        forbidden: Iterable[str] = (),
+        what: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``fn(*args, **kwargs)``, also checking that it did not call a ``forbidden``
+        built-in (a best effort: a profiler hook on this thread)."""
+        what = what or getattr(fn, "__name__", type(fn).__name__)
+        hits: list[str] = []
+        result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
+        self._check("calls", f"{what} does the job itself", hits, [])
+        return result
+
+    # -- plumbing ----------------------------------------------------------------------
+    def _check(self, kind: str, name: str, actual: Any, expected: Any, **options: Any) -> None:
+        n = self._seen.get(name, 0)
+        self._seen[name] = n + 1
+        key = name if n == 0 else f"{name} #{n + 1}"
+        if self._mode == "replay":
+            _replay_sink.append(  # type: ignore[union-attr]
+                {
+                    "test": self.grade_id,
+                    "key": key,
+                    "kind": kind,
+                    "name": name,
+                    "expected": encode(actual if expected is SOLUTION else expected),
+                    **options,
+                    **({} if expected is SOLUTION else {"solution": encode(actual)}),
+                }
+            )
+        elif self._mode == "record":
+            _publish({"test": self.grade_id, "key": key, "value": encode(actual)})
+        else:
+            self._judge_here(key, actual)
+
+    def _judge_here(self, key: str, actual: Any) -> None:
+        if self._expected is None:
+            self._expected = _load_expected().get(self.grade_id, {})
+        reference = self._expected.get(key)
+        if reference is None:
+            return  # a hidden check (or an old expected file): the grader judges it
+        try:
+            from autograder.verdicts import judge
+        except ImportError:
+            return
+        message = judge(reference, json.loads(json.dumps(encode(actual))))
+        if message:
+            raise AssertionError(message)
+
+
+def _truth(x: Any) -> Any:
+    try:
+        return bool(x)
+    except (TypeError, ValueError, RuntimeError):  # an array of several values, say
+        return encode(x)
+
+
+def _publish(record: dict[str, Any]) -> None:
+    from IPython.display import publish_display_data
+
+    text = f"[recorded for the grader: {record['key']}]"
+    publish_display_data({MIME: record, "text/plain": text})
+
+
+def _load_expected() -> dict[str, dict[str, Any]]:
+    path = Path.cwd() / EXPECTED_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    table: dict[str, dict[str, Any]] = {}
+    for ref in data.get("checks", []):
+        table.setdefault(ref["test"], {})[ref["key"]] = ref
+    return table
+
+
+def replay_into(sink: list[dict[str, Any]] | None) -> None:
+    """Grader only: collect the checks of the cells run next into ``sink`` (``None``: stop)."""
+    global _replay_sink
+    _replay_sink = sink
+
+
+# ---------------------------------------------------------------------------------------
+# Watching for forbidden built-ins (best effort)
+# ---------------------------------------------------------------------------------------
+def _resolve(dotted: str) -> Any:
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+class _Targets:
+    """Code locations (file, qualname prefix) and built-in names to watch for."""
+
+    def __init__(self, forbidden: Iterable[str]) -> None:
+        self.code: dict[str, list[tuple[str, str]]] = {}  # file -> [(qualname, label)]
+        self.builtin_names: dict[str, str] = {}
+        self.builtin_ids: dict[int, str] = {}
+        for dotted in forbidden:
+            obj = _resolve(dotted)
+            if obj is None:
+                continue
+            obj = inspect.unwrap(obj) if callable(obj) else obj
+            if inspect.isclass(obj):
+                try:
+                    file = inspect.getsourcefile(obj)
+                except TypeError:
+                    file = None
+                if file:
+                    self.code.setdefault(_real(file), []).append((obj.__qualname__ + ".", dotted))
+            elif hasattr(obj, "__code__"):
+                code = obj.__code__
+                self.code.setdefault(_real(code.co_filename), []).append((code.co_qualname, dotted))
+            else:  # a C built-in or method descriptor
+                self.builtin_ids[id(obj)] = dotted
+                name = getattr(obj, "__name__", None)
+                if name:
+                    self.builtin_names[name] = dotted
+        self._file_cache: dict[str, str] = {}
+
+    def match_code(self, code: Any) -> str | None:
+        file = self._file_cache.get(code.co_filename)
+        if file is None:
+            file = self._file_cache[code.co_filename] = _real(code.co_filename)
+        for qualname, label in self.code.get(file, ()):
+            if code.co_qualname == qualname or (
+                qualname.endswith(".") and code.co_qualname.startswith(qualname)
+            ):
+                return label
+        return None
+
+    def match_builtin(self, fn: Any) -> str | None:
+        label = self.builtin_ids.get(id(fn))
+        if label is None:
+            label = self.builtin_names.get(getattr(fn, "__name__", None) or "")
+        return label
+
+
+def _call_watched(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, forbidden: tuple[str, ...], hits: list[str]
+) -> Any:
+    targets = _Targets(forbidden)
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            label = targets.match_code(frame.f_code)
+        elif event == "c_call":
+            label = targets.match_builtin(arg)
+        else:
+            return
+        if label is not None and label not in hits:
+            hits.append(label)
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if sys.getprofile() is not hook:
+            hits.append("sys.setprofile (it removed the check's monitor)")
+        sys.setprofile(previous)

@@ -1,0 +1,277 @@
+"""Seeded inputs and stand-in models for the exercises' test cells (no expected values here).
+
+Everything in this module builds what a test feeds the learner's code: seeded arrays, seeded
+weights put into the learner's module by parameter name, weights copied from the PyTorch
+modules, and small fake models whose behaviour is known. What the results should be is the
+grader's business (:mod:`helpers.checks`).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any
+
+import numpy as np
+
+
+def rng(seed: int) -> np.random.Generator:
+    """A seeded NumPy generator for test inputs."""
+    return np.random.default_rng(seed)
+
+
+def randn(seed: int, *shape: int, dtype: Any = None) -> Any:
+    """A seeded ``torch`` tensor of standard normal values (float32 unless ``dtype``)."""
+    import torch
+
+    data = rng(seed).standard_normal(shape)
+    return torch.tensor(data, dtype=dtype or torch.float32)
+
+
+def randomize_(module: Any, seed: int) -> None:
+    """Give every parameter of ``module`` seeded values that depend on its *name* only.
+
+    Matrices get N(0, 1/fan_in) entries; 1-D weights (LayerNorm scales) 1 + N(0, 0.2²);
+    biases N(0, 0.1²). Two modules whose parameters have the same names and shapes get the
+    same values, whatever else they hold, so the learner's module and the solution's agree.
+    """
+    import torch
+
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            g = rng(seed * 1_000_003 + zlib.crc32(name.encode()))
+            if p.dim() > 1:
+                values = g.standard_normal(tuple(p.shape)) / math.sqrt(p.shape[-1])
+            elif name.endswith("weight"):
+                values = 1.0 + 0.2 * g.standard_normal(tuple(p.shape))
+            else:
+                values = 0.1 * g.standard_normal(tuple(p.shape))
+            p.copy_(torch.tensor(values, dtype=p.dtype))
+
+
+def copy_mha_weights(module: Any, torch_mha: Any) -> None:
+    """Copy ``nn.MultiheadAttention`` weights into ``module.{q,k,v,out}_proj`` (nn.Linear)."""
+    import torch
+
+    d = torch_mha.embed_dim
+    w_q, w_k, w_v = torch_mha.in_proj_weight.detach().chunk(3)
+    b_q, b_k, b_v = torch_mha.in_proj_bias.detach().chunk(3)
+    o_w, o_b = torch_mha.out_proj.weight.detach(), torch_mha.out_proj.bias.detach()
+    pairs = {
+        "q_proj": (w_q, b_q),
+        "k_proj": (w_k, b_k),
+        "v_proj": (w_v, b_v),
+        "out_proj": (o_w, o_b),
+    }
+    for name, (w, b) in pairs.items():
+        proj = getattr(module, name, None)
+        if not isinstance(proj, torch.nn.Linear):
+            raise AssertionError(
+                f"MultiHeadAttention should have an attribute `{name}` = nn.Linear(d_model, "
+                f"d_model); got {type(proj).__name__}. Create it in __init__."
+            )
+        if tuple(proj.weight.shape) != (d, d) or proj.bias is None:
+            raise AssertionError(
+                f"{name} should be nn.Linear({d}, {d}) with a bias; got weight "
+                f"{tuple(proj.weight.shape)}, bias={proj.bias is not None}"
+            )
+        with torch.no_grad():
+            proj.weight.copy_(w)
+            proj.bias.copy_(b)
+
+
+def _torch_layer_state(layer: Any, prefix: str, out: dict[str, Any]) -> None:
+    """Map one ``nn.TransformerEncoderLayer``/``DecoderLayer`` to the course's names."""
+    attentions = [("self_attn", "self_attn")]
+    norms = {"norm1": "attn_block.norm", "norm2": "ff_block.norm"}
+    if hasattr(layer, "multihead_attn"):
+        attentions.append(("multihead_attn", "cross_attn"))
+        norms = {
+            "norm1": "self_attn_block.norm",
+            "norm2": "cross_attn_block.norm",
+            "norm3": "ff_block.norm",
+        }
+    for theirs, ours in attentions:
+        mha = getattr(layer, theirs)
+        for kind in ("weight", "bias"):
+            q, k, v = getattr(mha, f"in_proj_{kind}").detach().chunk(3)
+            for role, t in (("q", q), ("k", k), ("v", v)):
+                out[f"{prefix}{ours}.{role}_proj.{kind}"] = t
+            out[f"{prefix}{ours}.out_proj.{kind}"] = getattr(mha.out_proj, kind).detach()
+    for name in ("linear1", "linear2"):
+        for kind in ("weight", "bias"):
+            out[f"{prefix}feed_forward.{name}.{kind}"] = getattr(layer, name).get_parameter(kind)
+    for theirs, ours in norms.items():
+        for kind in ("weight", "bias"):
+            out[f"{prefix}{ours}.{kind}"] = getattr(getattr(layer, theirs), kind).detach()
+
+
+def copy_from_torch(ours: Any, theirs: Any, what: str) -> None:
+    """Load the weights of a ``torch.nn.TransformerEncoder(Layer)``/``Decoder(Layer)`` into the
+    learner's module (course names: ``self_attn``, ``feed_forward.linear1``,
+    ``attn_block.norm``, ``layers.0.…``, ``norm``).
+    """
+    import torch
+
+    state: dict[str, Any] = {}
+    if hasattr(theirs, "layers"):
+        for i, layer in enumerate(theirs.layers):
+            _torch_layer_state(layer, f"layers.{i}.", state)
+        if theirs.norm is not None:
+            state["norm.weight"] = theirs.norm.weight.detach()
+            state["norm.bias"] = theirs.norm.bias.detach()
+    else:
+        _torch_layer_state(theirs, "", state)
+    expected = set(state)
+    have = set(ours.state_dict())
+    missing, extra = sorted(expected - have), sorted(have - expected)
+    if missing or extra:
+        raise AssertionError(
+            f"{what}: the parameter names do not follow the task. Missing: {missing[:6]}; "
+            f"unexpected: {extra[:6]}. Use the attribute names given in the task (and "
+            "nn.Identity(), which has no parameters, where there is no final norm)."
+        )
+    try:
+        with torch.no_grad():
+            ours.load_state_dict({k: v.detach().clone() for k, v in state.items()})
+    except RuntimeError as err:
+        raise AssertionError(f"{what}: a parameter has the wrong shape: {err}") from None
+
+
+def randomize_norms_(module: Any, seed: int) -> None:
+    """Seeded, non-trivial scales and shifts for every ``nn.LayerNorm`` in ``module``."""
+    import torch
+
+    g = rng(seed)
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                shape = tuple(m.weight.shape)
+                m.weight.copy_(torch.tensor(1.0 + 0.2 * g.standard_normal(shape)))
+                m.bias.copy_(torch.tensor(0.1 * g.standard_normal(shape)))
+
+
+def reverse_task(n: int, seq_len: int, vocab_size: int, seed: int) -> tuple[Any, Any]:
+    """Held-out reversal data made here (not by helpers): ``(src, tgt)`` LongTensors
+    ``(n, seq_len + 1)``, tokens in [3, vocab_size), each row ending in EOS = 2."""
+    import torch
+
+    body = rng(seed).integers(3, vocab_size, size=(n, seq_len))
+    eos = np.full((n, 1), 2)
+    src = np.concatenate([body, eos], axis=1)
+    tgt = np.concatenate([body[:, ::-1], eos], axis=1)
+    return torch.tensor(src, dtype=torch.long), torch.tensor(tgt.copy(), dtype=torch.long)
+
+
+class ScriptedReverser:
+    """A fake model for testing greedy decoding: ``encode``/``decode`` as in exercise 06.
+
+    Its decode puts logit 5 on the right next token (the source without padding and EOS,
+    reversed, then EOS) at every position whose prefix is right so far, and on token 3
+    elsewhere. It checks the masks it is given and counts its decode calls.
+    """
+
+    def __init__(self, vocab_size: int = 13, pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
+        self.vocab_size, self.pad_id, self.bos_id, self.eos_id = vocab_size, pad_id, bos_id, eos_id
+        self.decode_calls = 0
+        self.training = True
+
+    def eval(self) -> ScriptedReverser:
+        self.training = False
+        return self
+
+    def train(self, mode: bool = True) -> ScriptedReverser:
+        self.training = mode
+        return self
+
+    def parameters(self) -> Any:
+        """One dummy tensor, for code that asks ``next(model.parameters()).device``."""
+        import torch
+
+        return iter([torch.zeros(1)])
+
+    def targets(self, src: Any) -> list[list[int]]:
+        rows = []
+        for row in src.tolist():
+            body = [t for t in row if t not in (self.pad_id, self.eos_id)]
+            rows.append(body[::-1] + [self.eos_id])
+        return rows
+
+    def encode(self, src: Any, src_mask: Any) -> Any:
+        import torch
+
+        expected = (src != self.pad_id)[:, None, None, :]
+        if (
+            src_mask is None
+            or tuple(src_mask.shape) != tuple(expected.shape)
+            or not torch.equal(src_mask.bool(), expected)
+        ):
+            raise AssertionError(
+                "greedy_decode should encode with the padding mask of src, shape "
+                f"(batch, 1, 1, src_len) = {tuple(expected.shape)}, True = real token; got "
+                f"{None if src_mask is None else tuple(src_mask.shape)}"
+            )
+        return src.clone()
+
+    def decode(self, tgt: Any, memory: Any, src_mask: Any, tgt_mask: Any) -> Any:
+        import torch
+
+        self.decode_calls += 1
+        n = tgt.size(1)
+        if tgt_mask is None or not np.array_equal(
+            np.broadcast_to(tgt_mask.detach().bool().numpy(), (tgt.size(0), 1, n, n)),
+            np.broadcast_to(np.tril(np.ones((n, n), dtype=bool)), (tgt.size(0), 1, n, n)),
+        ):
+            raise AssertionError(
+                "greedy_decode should call model.decode with a causal tgt_mask for the "
+                f"{n} tokens so far (torch.ones(n, n, dtype=torch.bool).tril()); got "
+                f"{None if tgt_mask is None else tuple(tgt_mask.shape)}"
+            )
+        if tgt.dtype != torch.long or not bool((tgt[:, 0] == self.bos_id).all()):
+            raise AssertionError(
+                "the decoder input should start with BOS (id 1) in every row, as integer ids"
+            )
+        logits = torch.zeros(tgt.size(0), n, self.vocab_size)
+        for b, target in enumerate(self.targets(memory)):
+            prefix = tgt[b].tolist()
+            for t in range(n):
+                right = prefix[1 : t + 1] == target[:t] and t < len(target)
+                logits[b, t, target[t] if right else 3] = 5.0
+        return logits
+
+
+def make_bigram_model(vocab_size: int, seed: int) -> Any:
+    """A stand-in model for testing a training step: ``logits = table[tgt]``.
+
+    ``forward(src, tgt, src_mask, tgt_mask)`` returns ``table(tgt)`` ``(batch, tgt_len, V)``
+    and appends what it was given (and ``training``) to ``model.calls``. Its gradient is
+    known in closed form (:func:`bigram_grad`), so a whole update can be checked.
+    """
+    import torch
+
+    class BigramModel(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = torch.nn.Embedding(vocab_size, vocab_size)
+            self.calls: list[dict[str, Any]] = []
+
+        def forward(self, src: Any, tgt: Any, src_mask: Any = None, tgt_mask: Any = None) -> Any:
+            def keep(t: Any) -> Any:
+                return None if t is None else t.detach().clone()
+
+            self.calls.append(
+                {
+                    "src": keep(src),
+                    "tgt": keep(tgt),
+                    "src_mask": keep(src_mask),
+                    "tgt_mask": keep(tgt_mask),
+                    "training": self.training,
+                }
+            )
+            return self.table(tgt)
+
+    model = BigramModel()
+    with torch.no_grad():
+        values = rng(seed).standard_normal((vocab_size, vocab_size))
+        model.table.weight.copy_(torch.tensor(values, dtype=torch.float32))
+    return model
