@@ -18,7 +18,7 @@ change a verdict; a missing, repeated or malformed observation scores 0.
 
 Three modes:
 
-* **record** (``AFZ_RECORD=1``, set by the grading sandbox): each check is published as a
+* **record** (``HELPERS_CHECKS=record``, set by the grading sandbox): each check is published as a
   ``application/vnd.afz.check+json`` display output of the test cell, and nothing is judged.
 * **replay** (the grader's own process): :func:`replay_into` collects the solution's values.
 * **local** (a learner working in Jupyter): each check is judged at once against the
@@ -176,6 +176,8 @@ def _shape(x: Any) -> Any:
 class Test:
     """The observations of one test cell (``grade_id``), handed to the grader one by one."""
 
+    __test__ = False  # not a pytest test class
+
     def __init__(self, grade_id: str) -> None:
         self.grade_id = grade_id
         self._seen: dict[str, int] = {}
@@ -183,7 +185,7 @@ class Test:
             "replay"
             if _replay_sink is not None
             else "record"
-            if os.environ.get("AFZ_RECORD") == "1"
+            if os.environ.get("HELPERS_CHECKS") == "record"
             else "local"
         )
         self._expected: dict[str, dict[str, Any]] | None = None
@@ -355,7 +357,7 @@ def _resolve(dotted: str) -> Any:
         try:
             for attr in parts[i:]:
                 obj = getattr(obj, attr)
-        except AttributeError:
+        except (AttributeError, ImportError):  # an absent piece (a stub) resolves to None
             return None
         return obj
     return None
@@ -412,26 +414,61 @@ class _Targets:
         return label
 
 
+_MONITOR_SWITCHES = {"setprofile", "settrace"}  # sys.* and threading.* switches
+
+
 def _call_watched(
     fn: Callable[..., Any], args: tuple, kwargs: dict, forbidden: tuple[str, ...], hits: list[str]
 ) -> Any:
+    """Run ``fn`` watched three ways: a profiler hook (Python code of the references, C
+    built-ins called from Python, also in threads started meanwhile) and a torch function
+    mode (torch functions, also when C code such as ``map`` calls them)."""
+    import threading
+
     targets = _Targets(forbidden)
 
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            label = targets.match_code(frame.f_code)
-        elif event == "c_call":
-            label = targets.match_builtin(arg)
-        else:
-            return
+    def hit(label: str | None) -> None:
         if label is not None and label not in hits:
             hits.append(label)
 
-    previous = sys.getprofile()
+    watching = [True]
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if not watching[0]:
+            return
+        if event == "call":
+            hit(targets.match_code(frame.f_code))
+        elif event == "c_call":
+            hit(targets.match_builtin(arg))
+            if getattr(arg, "__name__", "") in _MONITOR_SWITCHES:
+                hit(f"{getattr(arg, '__module__', None) or 'sys'}.{arg.__name__} (it switches "
+                    "the check's monitor off)")  # fmt: skip
+
+    mode = _torch_watch(targets, hit)
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
+    threading.setprofile(hook)
     sys.setprofile(hook)
     try:
-        return fn(*args, **kwargs)
+        if mode is None:
+            return fn(*args, **kwargs)
+        with mode:
+            return fn(*args, **kwargs)
     finally:
+        watching[0] = False
         if sys.getprofile() is not hook:
-            hits.append("sys.setprofile (it removed the check's monitor)")
+            hit("sys.setprofile (it removed the check's monitor)")
         sys.setprofile(previous)
+        threading.setprofile(previous_threads)
+
+
+def _torch_watch(targets: _Targets, hit: Callable[[str | None], None]) -> Any:
+    if not targets.builtin_ids or "torch" not in sys.modules:
+        return None
+    from torch.overrides import TorchFunctionMode
+
+    class Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            hit(targets.match_builtin(func))
+            return func(*args, **(kwargs or {}))
+
+    return Watch()

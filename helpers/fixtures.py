@@ -275,3 +275,56 @@ def make_bigram_model(vocab_size: int, seed: int) -> Any:
         values = rng(seed).standard_normal((vocab_size, vocab_size))
         model.table.weight.copy_(torch.tensor(values, dtype=torch.float32))
     return model
+
+
+def row_codes(ids: Any, base: int = 16) -> Any:
+    """One integer per row of token ids ``(batch, length)``, so that :meth:`Test.agree
+    <helpers.checks.Test.agree>` can judge many decoded rows from few recorded numbers.
+
+    The code of a row is ``sum_i ids[i] * base**i``: two rows get the same code exactly when
+    they are equal up to trailing padding 0. A row with an id outside ``[0, base)``, or with a
+    nonzero id beyond what an int64 can code exactly, gets -1 (it matches no real row).
+    Returns ``(batch, 1)`` int64; anything that is not 2-D ids is returned unchanged, so the
+    check reports its shape.
+    """
+    import torch
+
+    if isinstance(ids, torch.Tensor):
+        a = ids.detach().cpu().numpy()
+    else:
+        try:
+            a = np.asarray(ids)
+        except (TypeError, ValueError):
+            return ids
+    if a.ndim != 2 or a.dtype == object or not np.issubdtype(a.dtype, np.number):
+        return ids
+    width = 1
+    while base ** (width + 1) <= 2**62:
+        width += 1
+    a = np.asarray(a, dtype=np.float64)
+    ok = np.all((a >= 0) & (a < base) & (a == np.floor(a)), axis=1)
+    ok &= ~np.any(a[:, width:] != 0, axis=1)
+    digits = np.where(ok[:, None], a[:, :width], 0).astype(np.int64)
+    codes = (digits * base ** np.arange(digits.shape[1], dtype=np.int64)).sum(axis=1)
+    return torch.tensor(np.where(ok, codes, -1)[:, None], dtype=torch.long)
+
+
+def teacher_forced(model: Any, src: Any, tgt: Any, bos_id: int = 1, pad_id: int = 0) -> Any:
+    """The model's most likely token at every position when it reads the right answer so far.
+
+    One pass of ``model.decode(tgt_in, model.encode(src, src_mask), src_mask, tgt_mask)`` in
+    eval mode, with ``tgt_in`` = BOS + ``tgt`` shifted right, the padding mask of ``src`` and a
+    causal ``tgt_mask``; returns the argmax ids ``(batch, tgt_len)``. A model whose rows are
+    all right here decodes them right greedily too, so this checks the model itself without
+    a decoder in the test.
+    """
+    import torch
+
+    tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
+    src_mask = (src != pad_id)[:, None, None, :]
+    n = tgt.size(1)
+    tgt_mask = torch.ones(n, n, dtype=torch.bool).tril()
+    model.eval()
+    with torch.no_grad():
+        logits = model.decode(tgt_in, model.encode(src, src_mask), src_mask, tgt_mask)
+    return logits.argmax(dim=-1)
