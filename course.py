@@ -989,7 +989,9 @@ def _diagnose(
                     notes.append("a cell ran past the time limit and was interrupted")
                 elif ename == "MemoryError" or "not enough memory" in o.get("evalue", ""):
                     notes.append("a cell ran out of memory (kernel memory limit)")
-                elif ename.endswith("ForbiddenCallError"):
+                elif ename.endswith("ForbiddenCallError") or (
+                    "cannot be imported here" in o.get("evalue", "")
+                ):
                     notes.append("called a reference/built-in it must replace")
     notes = list(dict.fromkeys(notes))
     if rc == -9:
@@ -1056,6 +1058,19 @@ def _grade_one(
     return Result(s, a, status, seconds=seconds, notes=notes, outcome=_outcome(status))
 
 
+def replay_solutions(names: list[str]) -> None:
+    """The solution's value of every check, computed (or read from the replay cache) before
+    any learner's notebook runs: a solution that fails its own test stops the batch here."""
+    from autograder import replay
+
+    for a in names:
+        for nb in notebook_names(a):
+            try:
+                replay.expected_checks(SOLUTIONS / a / nb)
+            except replay.ReplayError as err:
+                raise CourseError(f"cannot grade {a}: {err}") from None
+
+
 def autograde(
     names: list[str] | None,
     root: Path,
@@ -1078,6 +1093,7 @@ def autograde(
     jobs = [(a, s) for a in names for s in students if (submitted / s / a).is_dir()]
     if not jobs:
         raise CourseError(f"nothing to grade: no submitted/<student>/<assignment>/ in {root}")
+    replay_solutions(sorted({a for a, _ in jobs}))
     url = db_url(root)
     _register(names, sorted({s for _, s in jobs}), root, url)
     main_db = sqlite_path(url)

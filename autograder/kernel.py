@@ -76,7 +76,7 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
     sandbox.set_rlimits(limits)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ["AFZ_RECORD"] = "1"
+    os.environ["HELPERS_CHECKS"] = "record"
     real = helpers_dir()
     if real is not None:  # the filtered copy first on the path (it outlives this process)
         staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=os.environ.get("AFZ_SANDBOX_STATE")))
@@ -148,7 +148,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-            "AFZ_RECORD": "1",  # test cells hand their results out; the grader judges them
+            "HELPERS_CHECKS": "record",  # test cells hand results out; the grader judges
         }
         command = [sandbox.python_executable(), "-m", "ipykernel_launcher"]
         command += ["-f", f"{inside}/connection.json", *rest]

@@ -77,10 +77,10 @@ class Verdicts(NbGraderPreprocessor):
             if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
                 continue
             grade_id = meta.get("grade_id", "")
-            passed, message = verdicts.judge_test(
+            verdict = verdicts.judge_test(
                 grade_id, expected.get(grade_id, []), cell.get("outputs", [])
             )
-            cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(passed, message)]
+            cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
         return nb, resources
 
 

@@ -16,7 +16,7 @@ import base64
 import binascii
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -276,18 +276,23 @@ def _judge_agree(name: str, hint: str, value: Any, target: Any, at_least: float)
 # ---------------------------------------------------------------------------------------
 # One test cell
 # ---------------------------------------------------------------------------------------
-def judge_test(
-    grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str, Any]]
-) -> tuple[bool, str]:
-    """Judge a test cell from its executed ``outputs``; ``(passed, message)``."""
+class Verdict(NamedTuple):
+    passed: bool
+    message: str
+    ename: str = "AssertionError"  # the error name nbgrader's output will carry
+
+
+def judge_test(grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> Verdict:
+    """Judge a test cell from its executed ``outputs``."""
     if not refs:
-        return False, f"{grade_id}: the grader has no checks for this test cell."
+        return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")
     found: dict[str, list[Any]] = {}
-    error = None
+    error = ename = None
     for out in outputs:
         kind = out.get("output_type")
-        if kind == "error" and error is None:
-            error = f"{str(out.get('ename', ''))[:80]}: {str(out.get('evalue', ''))[:400]}"
+        if kind == "error":  # the last one: after a time-out, nbgrader's CellTimeoutError
+            ename = str(out.get("ename", ""))[:80]
+            error = f"{ename}: {str(out.get('evalue', ''))[:400]}"
         if kind not in ("display_data", "execute_result"):
             continue
         record = (out.get("data") or {}).get(MIME)
@@ -301,35 +306,39 @@ def judge_test(
         values = found.get(key)
         if not values:
             if error:
-                return False, (
-                    f"The test stopped before it could check {name!r}. Your code raised "
-                    f"{error.strip()}"
+                return Verdict(
+                    False,
+                    f"The test stopped before it could check {name!r}: {error.strip()}",
+                    ename or "Error",
                 )
-            return False, (
-                f"No result for {name!r}: the test cell did not hand it to the grader (the cell "
-                "was interrupted or changed, or its output was cut). The test scores 0."
+            return Verdict(
+                False,
+                f"No result for {name!r}: the test cell did not hand it to the grader (the "
+                "cell was interrupted or changed, or its output was cut). The test scores 0.",
             )
         if len(values) > 1:
-            return False, (
+            return Verdict(
+                False,
                 f"{name!r} was reported {len(values)} times; a test cell reports each check "
-                "once, so something in the notebook interfered with it. The test scores 0."
+                "once, so something in the notebook interfered with it. The test scores 0.",
             )
         message = judge(ref, values[0])
         if message:
-            return False, message
-    return True, f"{grade_id}: all {len(refs)} checks passed"
+            forbidden = ref.get("kind") == "calls"
+            return Verdict(False, message, "ForbiddenCallError" if forbidden else "AssertionError")
+    return Verdict(True, f"{grade_id}: all {len(refs)} checks passed")
 
 
-def verdict_outputs(passed: bool, message: str) -> list[dict[str, Any]]:
+def verdict_outputs(verdict: Verdict) -> list[dict[str, Any]]:
     """The test cell's outputs that nbgrader scores: a line, or an error (0 points)."""
-    if passed:
-        return [{"output_type": "stream", "name": "stdout", "text": message + "\n"}]
+    if verdict.passed:
+        return [{"output_type": "stream", "name": "stdout", "text": verdict.message + "\n"}]
     return [
         {
             "output_type": "error",
-            "ename": "AssertionError",
-            "evalue": message,
-            "traceback": [f"AssertionError: {message}"],
+            "ename": verdict.ename,
+            "evalue": verdict.message,
+            "traceback": [f"{verdict.ename}: {verdict.message}"],
         }
     ]
 
