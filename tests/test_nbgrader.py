@@ -128,6 +128,20 @@ def test_leak_check_finds_solution_lines(assignment):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_test_cell_has_hidden_checks(assignment):
+    """Visible checks' values are released (expected_visible.json); a test of visible checks
+    only could be passed by hard-coding them, so every test also checks hidden inputs."""
+    from autograder import replay
+
+    full = replay.expected_checks(source(assignment))
+    visible = replay.expected_checks(source(assignment), visible_only=True)
+    for grade_id, checks in full.items():
+        seen = [c["key"] for c in visible.get(grade_id, [])]
+        hidden = [c["key"] for c in checks if c["key"] not in seen]
+        assert hidden, f"{assignment}/{grade_id}: no hidden checks"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_assignment_has_points_and_three_mistakes(assignment):
     nb = read(source(assignment))
     points = sum(
@@ -206,14 +220,118 @@ def test_feedback_and_grades(main_class):
 # ---------------------------------------------------------------------------------------
 A1 = "01_attention"
 PATCH_CHECKER = """
+import builtins
+import functools
 import sys
+import types
 
-import helpers.grading
+import numpy as np
+import torch
 
-helpers.grading.assert_close = lambda *args, **kwargs: None
-helpers.grading.assert_true = lambda *args, **kwargs: None
-helpers.grading.call_without = lambda fn, *a, forbidden=(), what=None, **k: fn(*a, **k)
-sys.modules["afz_grading"] = helpers.grading
+import helpers.checks
+
+np.abs = functools.partial(np.abs)  # a C function in disguise
+np.allclose = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+builtins.AssertionError = type("Quiet", (Exception,), {})
+np.testing.assert_allclose = lambda *args, **kwargs: None
+helpers.checks.Test.close = lambda *args, **kwargs: None
+helpers.checks.Test.equal = lambda *args, **kwargs: None
+sys.modules["helpers.fixtures"] = types.SimpleNamespace(rng=np.random.default_rng)
+"""
+NEUTER_TESTS = """
+def neuter(lines):
+    return ["pass\\n"] if "Test(" in "".join(lines) else lines
+
+
+get_ipython().input_transformers_cleanup.append(neuter)
+"""
+SWALLOW_ERRORS = """
+def swallow(shell, etype, value, tb, tb_offset=None):
+    print("all checks passed")
+
+
+get_ipython().set_custom_exc((BaseException,), swallow)
+"""
+FAKE_PASS_LINES = """
+for line in ("test_softmax: all 11 checks passed", "Score: 20 / 20"):
+    print(line)
+get_ipython().events.register("post_run_cell", lambda result: print("all checks passed"))
+"""
+FORGE_RECORDS = """
+import json
+
+from IPython.display import publish_display_data
+
+visible = json.load(open("expected_visible.json"))["checks"]
+
+
+def forge(lines):
+    text = "".join(lines)
+    if "Test(" not in text:
+        return lines
+    grade_id = text.split('Test("')[1].split('"')[0]
+    records = [
+        {"test": c["test"], "key": c["key"], "value": c["expected"]}
+        for c in visible
+        if c["test"] == grade_id
+    ]
+    return [f"publish_display_data({{'application/vnd.afz.check+json': {r}}})\\n"
+            for r in map(repr, records)]
+
+
+get_ipython().input_transformers_cleanup.append(forge)
+"""
+PROBE = """
+import importlib.util
+
+print("autograder:", importlib.util.find_spec("autograder"))
+print("grading:", importlib.util.find_spec("helpers.grading"))
+try:
+    import helpers.attention
+except ImportError as err:
+    print("attention:", err)
+"""
+OWN_WAY = {  # correct solutions written differently from the reference
+    "    x = np.asarray(x, dtype=float)\n    shifted = x - x.max(axis=axis, keepdims=True)\n"
+    "    e = np.exp(shifted)\n    return e / e.sum(axis=axis, keepdims=True)": (
+        "    x = np.array(x, dtype=np.float64)\n"
+        "    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))\n"
+        "    return np.divide(e, np.sum(e, axis=axis, keepdims=True))"
+    ),
+    "    scores = Q @ K.T / math.sqrt(d_k)": "    scores = np.einsum('qd,kd->qk', Q, K) / d_k**0.5",
+    "    return torch.ones(size, size, dtype=torch.bool).tril()": (
+        "    i = torch.arange(size)\n    return i[:, None] >= i[None, :]"
+    ),
+    "    return (tokens != pad_id)[:, None, None, :]": (
+        "    return tokens.ne(pad_id).unsqueeze(1).unsqueeze(2)"
+    ),
+    "    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n"
+    "    if mask is not None:\n"
+    '        scores = scores.masked_fill(~mask, float("-inf"))\n'
+    "    weights = torch.softmax(scores, dim=-1)": (
+        "    scores = torch.einsum('...qd,...kd->...qk', q, k) / d_k**0.5\n"
+        "    if mask is not None:\n"
+        "        scores = torch.where(mask, scores, torch.finfo(scores.dtype).min)\n"
+        "    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))\n"
+        "    weights = e / e.sum(dim=-1, keepdim=True)"
+    ),
+}
+
+
+FAKE_CHECKS = """
+SOFTMAX_BUILTINS = ATTENTION_BUILTINS = MASK_BUILTINS = ()
+
+
+class Test:
+    def __init__(self, grade_id):
+        print(grade_id, "passed")
+
+    def call(self, fn, *args, **kwargs):
+        return None
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: print("check passed")
 """
 
 
@@ -266,8 +384,57 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         ),
         "calls torch.softmax",
     )
+    out["builtin_map"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x, dtype=float)",
+            "    t = torch.as_tensor(np.asarray(x, dtype=float)).movedim(axis, -1)\n"
+            "    rows = list(map(torch.softmax, t.reshape(-1, t.shape[-1]), [-1] * t.numel()))\n"
+            "    return torch.stack(rows).reshape(t.shape).movedim(-1, axis).numpy()",
+        ),
+        "calls torch.softmax through map() (from C)",
+    )
+    out["builtin_unset"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x, dtype=float)",
+            "    import sys\n\n    saved = sys.getprofile()\n    sys.setprofile(None)\n"
+            "    y = torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()\n"
+            "    sys.setprofile(saved)\n    return y",
+        ),
+        "switches the profiler off around torch.softmax",
+    )
     wrong = mutate(read(source(A1)), *MISTAKES[A1][0][1:])
-    out["patcher"] = (insert_cell(wrong, "imports", PATCH_CHECKER), "replaces the checker")
+    out["patcher"] = (insert_cell(wrong, "imports", PATCH_CHECKER), "patches libraries/checks")
+    untouched = read(exercise(A1))
+    out["neuter"] = (insert_cell(untouched, "imports", NEUTER_TESTS), "input transformer")
+    out["swallow"] = (
+        insert_cell(read(exercise(A1)), "imports", SWALLOW_ERRORS),
+        "custom exception handler",
+    )
+    out["printer"] = (insert_cell(read(exercise(A1)), "imports", FAKE_PASS_LINES), "fake lines")
+    out["forger"] = (
+        insert_cell(read(exercise(A1)), "imports", FORGE_RECORDS),
+        "forges records from the visible expected values",
+    )
+    out["fakepkg"] = (read(exercise(A1)), "submits its own helpers package")
+    out["sysexit"] = (
+        mutate(read(source(A1)), "    d_k = q.size(-1)\n", "    raise SystemExit(0)\n"),
+        "SystemExit inside scaled_dot_product_attention",
+    )
+    out["interrupt"] = (
+        mutate(
+            read(source(A1)),
+            "    return (tokens != pad_id)[:, None, None, :]",
+            "    raise KeyboardInterrupt",
+        ),
+        "KeyboardInterrupt inside padding_mask",
+    )
+    out["probe"] = (insert_cell(read(source(A1)), "imports", PROBE), "looks for the grader")
+    own = read(source(A1))
+    for old, new in OWN_WAY.items():
+        own = mutate(own, old, new)
+    out["own_way"] = (own, "control: correct, written differently (einsum, torch.where)")
     out["good"] = (sol, "control: the solution")
     out["partial"] = (mutate(read(source(A1)), *MISTAKES[A1][0][1:]), "control: one mistake")
     return out
@@ -278,6 +445,16 @@ def adversarial_class(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("adversarial_class"))
     for student, (nb, _) in adversaries().items():
         submit(root, student, A1, nb)
+    fake = root / "submitted" / "fakepkg" / A1 / "helpers"  # beside the notebook, as a zip may
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "fixtures.py").write_text("from numpy.random import default_rng as rng\n")
+    (fake / "checks.py").write_text(FAKE_CHECKS)
+    (fake / "grading.py").write_text("def assert_close(*a, **k):\n    pass\n")
+    forger = root / "submitted" / "forger" / A1  # learners get this file with the exercise
+    (forger / "expected_visible.json").write_bytes(
+        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
+    )
     os.environ["AFZ_CELL_TIMEOUT"] = "20"
     try:
         results = course.autograde([A1], root, workers=2)
@@ -328,16 +505,58 @@ def test_invalid_json_in_submitted_is_an_error_not_a_crash(adversarial_class):
 
 def test_calling_reference_or_builtin_loses_points(adversarial_class):
     adv = adversarial_class[1]
-    for student, lost in (("reference", 7), ("builtin", 9)):
+    for student, lost in (
+        ("reference", 7),
+        ("builtin", 9),
+        ("builtin_map", 9),
+        ("builtin_unset", 9),
+    ):
         r = adv[student]
         assert r.score == r.max_score - lost, (student, r)
         assert any("reference/built-in" in n for n in r.notes), (student, r)
 
 
-def test_replacing_the_checker_does_not_help(adversarial_class):
+def test_patching_libraries_and_checks_does_not_help(adversarial_class):
     adv = adversarial_class[1]
-    r = adv["patcher"]  # the mistake of "partial", plus a cell that neuters the checker
-    assert r.status == "ok" and r.score == adv["partial"].score < r.max_score, r
+    r = adv["patcher"]  # the mistake of "partial", plus a cell that patches what it can
+    assert r.status == "ok" and r.score <= adv["partial"].score < r.max_score, r
+
+
+@pytest.mark.parametrize("student", ["neuter", "swallow", "printer", "forger", "fakepkg"])
+def test_in_process_tricks_on_an_untouched_exercise_score_zero(adversarial_class, student):
+    """Input transformers, exception handlers, fake "passed" lines, records forged from the
+    visible expected values, a helpers package of its own: no work still scores 0."""
+    r = adversarial_class[1][student]
+    assert r.status == "ok" and r.score == 0, r
+
+
+def test_exits_from_inside_a_function_cost_only_their_tests(adversarial_class):
+    adv = adversarial_class[1]
+    assert adv["sysexit"].status == "ok" and adv["sysexit"].score == 20 - 7, adv["sysexit"]
+    assert adv["interrupt"].status == "ok" and adv["interrupt"].score == 20 - 2, adv["interrupt"]
+
+
+def test_correct_solutions_written_differently_keep_full_marks(adversarial_class):
+    r = adversarial_class[1]["own_way"]
+    assert r.status == "ok" and r.score == r.max_score == 20, r
+
+
+def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
+    root, adv = adversarial_class
+    assert adv["probe"].score == 20
+    nb = read(root / "autograded" / "probe" / A1 / source(A1).name)
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "autograder: None" in text and "grading: None" in text, text
+    assert "attention: helpers.attention cannot be imported here" in text, text
+
+
+def test_feedback_shows_the_verdict_not_the_hidden_tests(adversarial_class):
+    root, _ = adversarial_class
+    course.feedback([A1], root)
+    html = (root / "feedback" / "partial" / A1 / "attention.html").read_text()
+    assert "row sums of softmax(scores)" in html  # the first failing check, with its hint
+    assert "did you sum over axis 0" in html
+    assert "BEGIN HIDDEN TESTS" not in html and "cube = rng(1)" not in html
 
 
 # ---------------------------------------------------------------------------------------

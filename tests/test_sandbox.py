@@ -125,7 +125,7 @@ for db in [ROOT + "/gradebook.db", *glob.glob(ROOT + "/reports/*/worker*.db"),
 """,
     "checker": """
 import importlib.util
-path = importlib.util.find_spec("helpers").submodule_search_locations[0] + "/grading.py"
+path = importlib.util.find_spec("helpers").submodule_search_locations[0] + "/checks.py"
 try:
     with open(path, "a") as f:
         f.write("\\ndef assert_close(*a, **k):\\n    pass\\n")
