@@ -94,8 +94,6 @@ def _decode_nd(body: dict[str, Any]) -> np.ndarray:
 def _show(v: Any) -> str:
     if isinstance(v, np.ndarray):
         text = np.array2string(v, precision=4, threshold=20, separator=", ")
-    elif isinstance(v, str):
-        text = repr(v)
     else:
         text = repr(v)
     text = " ".join(text.split())
