@@ -20,9 +20,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from helpers.explain import MARK as MARK_EXPLAINED
+from helpers.explain import meaning
+
 MIME = "application/vnd.afz.check+json"
 MAX_ELEMENTS = 5_000_000  # per recorded array
 MAX_TEXT = 160  # characters of a value shown in a message
+MAX_ERROR = 2000  # characters of a learner's error shown in a message
 
 
 class Opaque:
@@ -117,7 +121,23 @@ def _with_hint(message: str, hint: str) -> str:
 
 
 def judge(ref: dict[str, Any], value_data: Any) -> str | None:
-    """``None`` if the learner's recorded value passes the check ``ref``; else the message."""
+    """``None`` if the learner's recorded value passes the check ``ref``; else the message,
+    which names the known mistake (``ref["like"]``) whose value the learner's matches."""
+    message = _judge_one(ref, value_data)
+    if message is None or not isinstance(ref.get("like"), dict):
+        return message
+    twin = {k: v for k, v in ref.items() if k not in ("like", "hint")}
+    for label, known in ref["like"].items():
+        if _judge_one({**twin, "expected": known}, value_data) is None:
+            bare = _judge_one(twin, value_data) or message
+            return _with_hint(
+                f"{bare} Your result is exactly what you get when {label}.",
+                str(ref.get("hint", "")),
+            )
+    return message
+
+
+def _judge_one(ref: dict[str, Any], value_data: Any) -> str | None:
     name, hint, kind = str(ref.get("name", "?")), str(ref.get("hint", "")), ref.get("kind")
     try:
         value = decode(value_data)
@@ -290,7 +310,7 @@ def judge_test(grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str
         kind = out.get("output_type")
         if kind == "error":  # the last one: after a time-out, nbgrader's CellTimeoutError
             ename = str(out.get("ename", ""))[:80]
-            error = f"{ename}: {str(out.get('evalue', ''))[:400]}"
+            error = f"{ename}: {str(out.get('evalue', ''))[:MAX_ERROR]}"
         if kind not in ("display_data", "execute_result"):
             continue
         record = (out.get("data") or {}).get(MIME)
@@ -304,9 +324,16 @@ def judge_test(grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str
         values = found.get(key)
         if not values:
             if error:
+                text = error.strip()
+                hint = "" if MARK_EXPLAINED in text else meaning(text)
+                where = (  # a crash in the call itself, or later in the test
+                    "The test stopped"
+                    if ref.get("kind") == "calls"
+                    else f"The test could not finish (it stopped before checking {name!r})"
+                )
                 return Verdict(
                     False,
-                    f"The test stopped before it could check {name!r}: {error.strip()}",
+                    f"{where}: {text}" + (f"\n{MARK_EXPLAINED} {hint}" if hint else ""),
                     ename or "Error",
                 )
             return Verdict(

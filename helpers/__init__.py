@@ -1,8 +1,8 @@
 """Attention from Zero: the course's reference Transformer, one module per idea.
 
 Tensors are batch-first, ``(batch, seq, d_model)``; masks are boolean, ``True`` = may attend.
-Plots live in ``helpers.plotting``; the exercises' test cells use ``helpers.checks`` and
-``helpers.fixtures``.
+Plots live in ``helpers.plotting``; the exercises' test cells use ``helpers.checks`` (with
+``helpers.explain``) and ``helpers.fixtures``.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``
 loads ``helpers.multi_head`` only). While an exercise is graded, the modules that hold what it

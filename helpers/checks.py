@@ -43,11 +43,14 @@ from typing import Any
 
 import numpy as np
 
+from helpers import explain
+
 MIME = "application/vnd.afz.check+json"
 EXPECTED_FILE = "expected_visible.json"
 SOLUTION = None  # ``expected=SOLUTION`` (the default): the solution's value of the same check
 
 _replay_sink: list[dict[str, Any]] | None = None
+_collect_sink: list[dict[str, Any]] | None = None
 
 # The PyTorch built-ins that do a task's job. Detecting them in the learner's code is a
 # best effort (a profiler hook on this thread); the real defence is that the course's own
@@ -184,6 +187,8 @@ class Test:
         self._mode = (
             "replay"
             if _replay_sink is not None
+            else "collect"
+            if _collect_sink is not None
             else "record"
             if os.environ.get("HELPERS_CHECKS") == "record"
             else "local"
@@ -200,9 +205,15 @@ class Test:
         atol: float = 1e-5,
         rtol: float = 1e-4,
         hint: str = "",
+        like: dict[str, Any] | None = None,
     ) -> None:
-        """Numbers equal to the expected ones within ``atol + rtol·|expected|``, same shape."""
-        self._check("close", name, actual, expected, hint=hint, atol=atol, rtol=rtol)
+        """Numbers equal to the expected ones within ``atol + rtol·|expected|``, same shape.
+
+        ``like`` maps a known mistake ("scaled by d_k instead of sqrt(d_k)") to the value that
+        mistake gives, computed in the cell from the test's inputs (never from the learner's
+        results); a failing value that matches one is named in the message.
+        """
+        self._check("close", name, actual, expected, hint=hint, like=like, atol=atol, rtol=rtol)
 
     def equal(
         self,
@@ -213,6 +224,7 @@ class Test:
         broadcast_to: tuple[int, ...] | None = None,
         where: Any = None,
         hint: str = "",
+        like: dict[str, Any] | None = None,
     ) -> None:
         """Exactly the expected value (ids, booleans, strings, lists). With ``broadcast_to``
         both sides are broadcast to that shape first; with ``where`` (a boolean array of that
@@ -222,12 +234,38 @@ class Test:
             options["broadcast_to"] = [int(n) for n in broadcast_to]
         if where is not None:
             options["where"] = encode(np.asarray(where, dtype=bool))
-        self._check("equal", name, actual, expected, hint=hint, **options)
+        self._check("equal", name, actual, expected, hint=hint, like=like, **options)
 
-    def shape(self, name: str, actual: Any, expected: Any = SOLUTION, *, hint: str = "") -> None:
-        """``actual.shape`` equal to the expected shape."""
+    def shape(
+        self,
+        name: str,
+        actual: Any,
+        expected: Any = SOLUTION,
+        *,
+        hint: str = "",
+        like: dict[str, Any] | None = None,
+    ) -> None:
+        """``actual.shape`` equal to the expected shape (``like``: shapes of known mistakes)."""
         exp = SOLUTION if expected is SOLUTION else [int(n) for n in expected]
-        self._check("shape", name, _shape(actual), exp, hint=hint)
+        known = None if like is None else {k: [int(n) for n in v] for k, v in like.items()}
+        self._check("shape", name, _shape(actual), exp, hint=hint, like=known)
+
+    def unchanged(self, what: str, **inputs: Any) -> None:
+        """Each named input as it is after the learner's ``what`` ran on it; the solution
+        leaves its inputs alone, so a change made in place fails. Give fresh inputs that no
+        earlier call has touched."""
+        for arg, value in inputs.items():
+            self._check(
+                "close",
+                f"{arg} after {what}(...) returned",
+                value,
+                SOLUTION,
+                atol=0.0,
+                rtol=0.0,
+                hint=f"{what} changed its input `{arg}` in place (an in-place operation such as "
+                "masked_fill_, add_, +=, x[...] = ... or .copy_() on it); compute new tensors "
+                "and leave the caller's inputs as they were.",
+            )
 
     def true(self, name: str, condition: Any, *, hint: str = "") -> None:
         """A property of the learner's code that must hold (``name`` says which)."""
@@ -263,18 +301,37 @@ class Test:
         *args: Any,
         forbidden: Iterable[str] = (),
         what: str | None = None,
+        returns: int | None = None,
         **kwargs: Any,
     ) -> Any:
         """``fn(*args, **kwargs)``, also checking that it did not call a ``forbidden``
-        built-in (a best effort: a profiler hook on this thread)."""
+        built-in (a best effort: a profiler hook on this thread).
+
+        When ``fn`` raises, the error is raised again with what it means here: the inputs'
+        shapes and dtypes, the contract (``fn``'s docstring) and the likely mistake
+        (:mod:`helpers.explain`). ``returns=n``: ``fn`` must return a tuple of ``n`` values.
+        """
         what = what or getattr(fn, "__name__", type(fn).__name__)
         hits: list[str] = []
-        result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
+        try:
+            result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
+            if returns is not None:
+                explain.check_returns(result, returns, what)
+        except Exception as err:  # noqa: BLE001 - raised again, with what it means
+            raise explain.explained(err, what, fn, args, kwargs) from err
         self._check("calls", f"{what} does the job itself", hits, [])
         return result
 
     # -- plumbing ----------------------------------------------------------------------
-    def _check(self, kind: str, name: str, actual: Any, expected: Any, **options: Any) -> None:
+    def _check(
+        self,
+        kind: str,
+        name: str,
+        actual: Any,
+        expected: Any,
+        like: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
         n = self._seen.get(name, 0)
         self._seen[name] = n + 1
         key = name if n == 0 else f"{name} #{n + 1}"
@@ -287,11 +344,14 @@ class Test:
                     "name": name,
                     "expected": encode(actual if expected is SOLUTION else expected),
                     **options,
+                    **({"like": {str(k): encode(v) for k, v in like.items()}} if like else {}),
                     **({} if expected is SOLUTION else {"solution": encode(actual)}),
                 }
             )
         elif self._mode == "record":
             _publish({"test": self.grade_id, "key": key, "value": encode(actual)})
+        elif self._mode == "collect":
+            _collect_sink.append({"test": self.grade_id, "key": key, "value": encode(actual)})  # type: ignore[union-attr]
         else:
             self._judge_here(key, actual)
 
@@ -340,6 +400,13 @@ def replay_into(sink: list[dict[str, Any]] | None) -> None:
     """Grader only: collect the checks of the cells run next into ``sink`` (``None``: stop)."""
     global _replay_sink
     _replay_sink = sink
+
+
+def collect_into(sink: list[dict[str, Any]] | None) -> None:
+    """Grader only: the records that ``record`` mode would publish go into ``sink`` instead
+    (``autograder/dry.py``, a kernel-less grading run); ``None``: stop."""
+    global _collect_sink
+    _collect_sink = sink
 
 
 # ---------------------------------------------------------------------------------------

@@ -218,9 +218,13 @@ class ScriptedReverser:
 
         self.decode_calls += 1
         n = tgt.size(1)
-        if tgt_mask is None or not np.array_equal(
-            np.broadcast_to(tgt_mask.detach().bool().numpy(), (tgt.size(0), 1, n, n)),
-            np.broadcast_to(np.tril(np.ones((n, n), dtype=bool)), (tgt.size(0), 1, n, n)),
+        shape = (tgt.size(0), 1, n, n)
+        try:
+            mask = None if tgt_mask is None else np.broadcast_to(tgt_mask.bool().numpy(), shape)
+        except ValueError:  # a mask of another size, e.g. (max_len, max_len)
+            mask = None
+        if mask is None or not np.array_equal(
+            mask, np.broadcast_to(np.tril(np.ones((n, n), dtype=bool)), shape)
         ):
             raise AssertionError(
                 "greedy_decode should call model.decode with a causal tgt_mask for the "

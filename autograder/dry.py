@@ -1,0 +1,228 @@
+"""Grade notebooks without Jupyter or nbgrader: a fast stand-in for the course's own tests.
+
+The course checks its tests with many wrong and many differently-written solutions
+(``tests/grading_cases.py``). Grading each through nbgrader and a sandboxed kernel costs
+seconds per notebook; this module grades them the same way in a fraction of that:
+
+* each notebook runs in a process forked from one that has already imported NumPy, PyTorch
+  and ``helpers`` (so every notebook starts from the same state, as a fresh kernel does),
+  with the modules of this and later assignments absent (``autograder/pieces.py``);
+* test cells run with their hidden tests, taken from the source notebook (as nbgrader's
+  autograde restores them), and their checks are collected as the sandbox would publish them;
+* the verdicts come from ``autograder/verdicts.py`` against the solution's replayed values,
+  exactly as in real grading, and a test cell scores its points when its verdict passes.
+
+It is not a sandbox: run only the course's own notebooks with it. ``tests/test_nbgrader.py``
+grades a sample of the same notebooks through the real workflow and checks both agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from autograder import pieces, replay, verdicts
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT = 120
+
+
+class Graded(NamedTuple):
+    score: float
+    max_score: float
+    verdicts: dict[str, verdicts.Verdict]  # test grade_id -> verdict
+
+    def failed(self) -> dict[str, str]:
+        return {g: v.message for g, v in self.verdicts.items() if not v.passed}
+
+
+def grade(
+    source: Path,
+    notebooks: dict[str, dict[str, Any]],
+    *,
+    timeout: int = CELL_TIMEOUT,
+    jobs: int | None = None,
+) -> dict[str, Graded]:
+    """Grade each of ``notebooks`` (name -> notebook JSON) of the assignment whose source
+    notebook is ``source`` (``solutions/<a>/<nb>.ipynb``), ``jobs`` at a time (default: one
+    per CPU core)."""
+    jobs = jobs or os.cpu_count() or 1
+    source = Path(source).resolve()
+    refs = replay.expected_checks(source)
+    assignment = source.parent.name
+    with tempfile.TemporaryDirectory(prefix="afz-dry-") as tmp:
+        staging = Path(tmp) / "path"
+        pieces.filtered_copy(ROOT / "helpers", staging / "helpers", assignment)
+        todo = Path(tmp) / "notebooks.json"
+        todo.write_text(json.dumps(notebooks), encoding="utf-8")
+        out = Path(tmp) / "outputs.json"
+        work = Path(tmp) / assignment
+        work.mkdir()
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(staging), str(ROOT)]),
+            "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1",
+        }
+        env.pop("HELPERS_CHECKS", None)
+        command = [sys.executable, "-m", "autograder.dry", str(source), str(todo), str(out)]
+        command += ["--timeout", str(timeout), "--jobs", str(jobs)]
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"dry grading failed:\n{done.stderr[-3000:]}")
+        outputs = json.loads(out.read_text(encoding="utf-8"))
+    points = _points(source)
+    results = {}
+    for name in notebooks:
+        cells = outputs.get(name, {})
+        judged = {g: verdicts.judge_test(g, refs.get(g, []), cells.get(g, [])) for g in points}
+        score = sum(points[g] for g, v in judged.items() if v.passed)
+        results[name] = Graded(float(score), float(sum(points.values())), judged)
+    return results
+
+
+def _points(source: Path) -> dict[str, float]:
+    nb = json.loads(source.read_text(encoding="utf-8"))
+    points = {}
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            points[meta["grade_id"]] = float(meta.get("points", 0))
+    return points
+
+
+# ---------------------------------------------------------------------------------------
+# In the grading process
+# ---------------------------------------------------------------------------------------
+class CellTimeoutError(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise CellTimeoutError("the cell ran past its time limit")
+
+
+def _run(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> dict[str, list[dict]]:
+    """Execute ``nb``'s code cells in one namespace; the outputs of its test cells."""
+    from helpers import checks
+
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    outputs: dict[str, list[dict]] = {}
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else text
+        is_test = grade_id in tests
+        if is_test:
+            text = tests[grade_id]  # nbgrader restores the test cells, hidden tests included
+        sink: list[dict[str, Any]] = []
+        checks.collect_into(sink)
+        error = None
+        signal.alarm(timeout)
+        try:
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
+                exec(compile(text, f"<cell {grade_id}>", "exec"), namespace)
+        except BaseException as err:  # noqa: BLE001 - nbgrader goes on after any error
+            error = {"output_type": "error", "ename": type(err).__name__, "evalue": str(err)}
+        finally:
+            signal.alarm(0)
+            checks.collect_into(None)
+        if is_test:
+            cell_out = [
+                {"output_type": "display_data", "data": {verdicts.MIME: json.loads(json.dumps(r))}}
+                for r in sink
+            ]
+            outputs[grade_id] = cell_out + ([error] if error else [])
+    return outputs
+
+
+def _fork(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> tuple[int, int]:
+    """Start a child that runs one notebook from the parent's freshly imported state."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            data = json.dumps(_run(nb, tests, timeout)).encode()
+        except BaseException as err:  # noqa: BLE001
+            data = json.dumps({"__crash__": f"{type(err).__name__}: {err}"}).encode()
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+        os._exit(0)
+    os.close(write)
+    return pid, read
+
+
+def _collect(pid: int, read: int) -> dict[str, list[dict]]:
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    try:
+        result = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return {} if "__crash__" in result else result  # a notebook that killed its process: 0
+
+
+def _run_all(
+    notebooks: dict[str, dict], tests: dict[str, str], timeout: int, jobs: int
+) -> dict[str, dict[str, list[dict]]]:
+    """Each notebook in a child of its own, ``jobs`` at a time."""
+    results: dict[str, dict[str, list[dict]]] = {}
+    running: list[tuple[str, int, int]] = []
+    for name, nb in notebooks.items():
+        if len(running) >= jobs:
+            first, pid, read = running.pop(0)
+            results[first] = _collect(pid, read)
+        running.append((name, *_fork(nb, tests, timeout)))
+    for name, pid, read in running:
+        results[name] = _collect(pid, read)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", type=Path)
+    parser.add_argument("notebooks", type=Path, help="JSON: name -> notebook")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    import numpy  # noqa: F401 - imported once, before the forks
+    import torch
+
+    import helpers.checks  # noqa: F401
+
+    torch.set_num_threads(1)
+    torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here
+    source = json.loads(args.source.read_text(encoding="utf-8"))
+    tests = {}
+    for cell in source["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            text = cell["source"]
+            tests[meta["grade_id"]] = "".join(text) if isinstance(text, list) else text
+    notebooks = json.loads(args.notebooks.read_text(encoding="utf-8"))
+    results = _run_all(notebooks, tests, args.timeout, max(1, args.jobs))
+    args.out.write_text(json.dumps(results), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
