@@ -4,7 +4,9 @@ Every assignment in solutions/ is picked up. Two classes are graded, each once p
 in a temporary course root with 2 worker processes:
 
 * the *main class*: per assignment, the solution notebook (full marks), the untouched
-  exercise (0, no crash) and each typical mistake of tests/grading_cases.py (loses points);
+  exercise (0, no crash), two typical mistakes of tests/grading_cases/ (they lose points) and
+  a correct alternative (full marks); each scores what autograder/dry.py gives it, the
+  kernel-less grader on which tests/test_grading_cases.py runs the whole table;
 * the *adversarial class* (assignment 01): an infinite loop, a dying kernel, a memory bomb,
   a deleted and an edited test cell, invalid JSON, calls to the reference and to built-ins,
   a monkeypatched checker, beside two control students whose grades must not change.
@@ -35,7 +37,8 @@ def _load(name: str, path: Path):
 
 
 course = _load("afz_course", REPO / "course.py")
-MISTAKES = _load("afz_grading_cases", REPO / "tests" / "grading_cases.py").MISTAKES
+CASES = _load("afz_grading_cases", REPO / "tests" / "grading_cases" / "__init__.py")
+MISTAKES = CASES.MISTAKES
 # AFZ_TEST_ASSIGNMENTS=01_attention,02_multi_head limits the run while an assignment is drafted.
 ASSIGNMENTS = course.assignments(
     [a for a in os.environ.get("AFZ_TEST_ASSIGNMENTS", "").split(",") if a] or None
@@ -142,7 +145,7 @@ def test_every_test_cell_has_hidden_checks(assignment):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_assignment_has_points_and_three_mistakes(assignment):
+def test_assignment_has_points_and_20_to_30_of_them(assignment):
     nb = read(source(assignment))
     points = sum(
         c["metadata"].get("nbgrader", {}).get("points", 0)
@@ -150,7 +153,6 @@ def test_assignment_has_points_and_three_mistakes(assignment):
         if c["metadata"].get("nbgrader", {}).get("grade")
     )
     assert 20 <= points <= 30, f"{assignment}: {points} points, expected 20-30"
-    assert len(MISTAKES.get(assignment, [])) >= 3, f"{assignment}: add typical mistakes"
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,18 +160,18 @@ def test_assignment_has_points_and_three_mistakes(assignment):
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def main_class(tmp_path_factory):
+    """Per assignment, the sampled notebooks of the table (``grading_cases.sample``), each
+    submitted by a student of its own: ``{(assignment, student): table name}``."""
     root = make_root(tmp_path_factory.mktemp("main_class"))
-    expected = {}
+    names = {}
     for a in ASSIGNMENTS:
-        submit(root, "solution", a, read(source(a)))
-        expected[(a, "solution")] = FULL
-        submit(root, "untouched", a, read(exercise(a)))
-        expected[(a, "untouched")] = 0.0
-        for i, (name, old, new) in enumerate(MISTAKES.get(a, []), start=1):
-            submit(root, f"mistake{i}", a, mutate(read(source(a)), old, new))
-            expected[(a, f"mistake{i}")] = name
+        nbs, _ = CASES.notebooks(a)
+        for i, name in enumerate(CASES.sample(a)):
+            student = {"solution": "solution", "untouched": "untouched"}.get(name, f"case{i}")
+            submit(root, student, a, nbs[name])
+            names[(a, student)] = name
     results = course.autograde(ASSIGNMENTS, root, workers=2)
-    return root, by_key(results), expected
+    return root, by_key(results), names
 
 
 def test_solutions_get_full_marks(main_class):
@@ -188,16 +190,31 @@ def test_untouched_exercises_get_zero_without_crashing(main_class):
         assert r.score == 0, f"{a}: the untouched exercise scored {r.score}"
 
 
-def test_typical_mistakes_lose_points(main_class):
-    _, results, expected = main_class
-    kept = []
-    for (a, s), name in expected.items():
-        if s.startswith("mistake"):
-            r = results[(a, s)]
-            assert r.status == "ok", f"{a} / {name}: {r.status}"
-            if r.score >= r.max_score:
-                kept.append(f"{a} / {name}: {r.score}/{r.max_score}")
-    assert kept == [], "typical mistakes that keep full marks:\n" + "\n".join(kept)
+def test_mistakes_lose_points_and_alternatives_keep_them(main_class):
+    _, results, names = main_class
+    wrong = []
+    for (a, s), name in names.items():
+        r = results[(a, s)]
+        assert r.status == "ok", f"{a} / {name}: {r.status}"
+        if name.startswith("mistake: ") and r.score >= r.max_score:
+            wrong.append(f"{a} / {name}: {r.score}/{r.max_score}")
+        if name.startswith("alternative: ") and r.score != r.max_score:
+            wrong.append(f"{a} / {name}: {r.score}/{r.max_score}")
+    assert wrong == [], "\n".join(wrong)
+    kinds = {name.split(":")[0] for name in names.values()}
+    assert {"mistake", "alternative"} <= kinds
+
+
+def test_nbgrader_and_the_dry_grader_agree(main_class):
+    """The whole table is graded without Jupyter (tests/test_grading_cases.py); that is only
+    worth something if it scores what real grading scores."""
+    _, results, names = main_class
+    differ = []
+    for (a, s), name in names.items():
+        dry = CASES.dry_graded(a)[name]
+        if results[(a, s)].score != dry.score:
+            differ.append(f"{a} / {name}: nbgrader {results[(a, s)].score}, dry {dry.score}")
+    assert differ == [], "\n".join(differ)
 
 
 def test_feedback_and_grades(main_class):
@@ -293,9 +310,9 @@ except ImportError as err:
     print("attention:", err)
 """
 OWN_WAY = {  # correct solutions written differently from the reference
-    "    x = np.asarray(x, dtype=float)\n    shifted = x - x.max(axis=axis, keepdims=True)\n"
+    "    x = np.asarray(x)\n    shifted = x - x.max(axis=axis, keepdims=True)\n"
     "    e = np.exp(shifted)\n    return e / e.sum(axis=axis, keepdims=True)": (
-        "    x = np.array(x, dtype=np.float64)\n"
+        "    x = np.array(x)\n"
         "    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))\n"
         "    return np.divide(e, np.sum(e, axis=axis, keepdims=True))"
     ),
@@ -379,7 +396,7 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     out["builtin"] = (
         mutate(
             read(source(A1)),
-            "    x = np.asarray(x, dtype=float)",
+            "    x = np.asarray(x)",
             "    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()",
         ),
         "calls torch.softmax",
@@ -387,7 +404,7 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     out["builtin_map"] = (
         mutate(
             read(source(A1)),
-            "    x = np.asarray(x, dtype=float)",
+            "    x = np.asarray(x)",
             "    t = torch.as_tensor(np.asarray(x, dtype=float)).movedim(axis, -1)\n"
             "    rows = list(map(torch.softmax, t.reshape(-1, t.shape[-1]), [-1] * t.numel()))\n"
             "    return torch.stack(rows).reshape(t.shape).movedim(-1, axis).numpy()",
@@ -397,7 +414,7 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     out["builtin_unset"] = (
         mutate(
             read(source(A1)),
-            "    x = np.asarray(x, dtype=float)",
+            "    x = np.asarray(x)",
             "    import sys\n\n    saved = sys.getprofile()\n    sys.setprofile(None)\n"
             "    y = torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()\n"
             "    sys.setprofile(saved)\n    return y",
@@ -465,9 +482,11 @@ def adversarial_class(tmp_path_factory):
 
 def test_controls_unaffected_by_adversaries(adversarial_class, main_class):
     _, adv = adversarial_class
-    _, main, _ = main_class
-    assert adv["good"].status == "ok" and adv["good"].score == adv["good"].max_score == 20
-    assert adv["partial"].score == main[(A1, "mistake1")].score < 20
+    _, main, names = main_class
+    assert adv["good"].status == "ok" and adv["good"].score == adv["good"].max_score == 22
+    first = f"mistake: {MISTAKES[A1][0][0]}"  # the mistake of "partial", also in the main class
+    (key,) = [k for k, name in names.items() if k[0] == A1 and name == first]
+    assert adv["partial"].score == main[key].score < 22
 
 
 def test_infinite_loop_is_interrupted(adversarial_class):
@@ -506,10 +525,10 @@ def test_invalid_json_in_submitted_is_an_error_not_a_crash(adversarial_class):
 def test_calling_reference_or_builtin_loses_points(adversarial_class):
     adv = adversarial_class[1]
     for student, lost in (
-        ("reference", 7),
-        ("builtin", 9),
-        ("builtin_map", 9),
-        ("builtin_unset", 9),
+        ("reference", 9),
+        ("builtin", 11),
+        ("builtin_map", 11),
+        ("builtin_unset", 11),
     ):
         r = adv[student]
         assert r.score == r.max_score - lost, (student, r)
@@ -532,18 +551,18 @@ def test_in_process_tricks_on_an_untouched_exercise_score_zero(adversarial_class
 
 def test_exits_from_inside_a_function_cost_only_their_tests(adversarial_class):
     adv = adversarial_class[1]
-    assert adv["sysexit"].status == "ok" and adv["sysexit"].score == 20 - 7, adv["sysexit"]
-    assert adv["interrupt"].status == "ok" and adv["interrupt"].score == 20 - 2, adv["interrupt"]
+    assert adv["sysexit"].status == "ok" and adv["sysexit"].score == 22 - 9, adv["sysexit"]
+    assert adv["interrupt"].status == "ok" and adv["interrupt"].score == 22 - 2, adv["interrupt"]
 
 
 def test_correct_solutions_written_differently_keep_full_marks(adversarial_class):
     r = adversarial_class[1]["own_way"]
-    assert r.status == "ok" and r.score == r.max_score == 20, r
+    assert r.status == "ok" and r.score == r.max_score == 22, r
 
 
 def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
     root, adv = adversarial_class
-    assert adv["probe"].score == 20
+    assert adv["probe"].score == 22
     nb = read(root / "autograded" / "probe" / A1 / source(A1).name)
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "autograder: None" in text and "grading: None" in text, text

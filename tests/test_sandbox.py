@@ -7,7 +7,7 @@ exercise) and one attacker per kind of attack. Every attacker starts from the un
 exercise, so its work deserves 0; each attack cell catches its own errors and prints what it
 got, so the rest of the notebook still runs.
 
-After the run: the attackers got 0, the honest learner 20, the no-work learner 0; the course's
+After the run: the attackers got 0, the honest learner 22, the no-work learner 0; the course's
 files, the other learners' submissions and gradebook rows are unchanged; no feedback file holds
 a hidden test or solution line or an instructor path; no process or cgroup of a sandbox is
 left; nothing was written outside; every command exited as documented.
@@ -365,7 +365,7 @@ def test_every_command_exits_as_documented(attacked_class):
 
 def test_honest_full_marks_no_work_zero_attackers_nothing(attacked_class):
     rows = attacked_class["rows"]
-    assert float(rows["honest"]["score"]) == float(rows["honest"]["max_score"]) == 20
+    assert float(rows["honest"]["score"]) == float(rows["honest"]["max_score"]) == 22
     assert rows["honest"]["outcome"] == "graded"
     assert float(rows["nowork"]["score"]) == 0 and rows["nowork"]["outcome"] == "graded"
     for attack in ATTACKS:

@@ -109,11 +109,6 @@ MISTAKES = [
         "self.pe = positional_encoding(max_len, d_model)",
     ),
     (
-        "buffer left out of the state_dict (persistent=False)",
-        'self.register_buffer("pe", positional_encoding(max_len, d_model))',
-        'self.register_buffer("pe", positional_encoding(max_len, d_model), persistent=False)',
-    ),
-    (
         "table of a fixed 512 rows whatever max_len",
         'self.register_buffer("pe", positional_encoding(max_len, d_model))',
         'self.register_buffer("pe", positional_encoding(512, d_model))',

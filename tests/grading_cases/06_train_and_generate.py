@@ -192,19 +192,9 @@ MISTAKES = [
         "    torch.set_grad_enabled(False)\n    if True:\n",
     ),
     (
-        "greedy decoding stops when the first row finishes",
-        "if finished.all():",
-        "if finished.any():",
-    ),
-    (
         "greedy decoding generates max_len - 1 tokens",
         "for _ in range(max_len):",
         "for _ in range(max_len - 1):",
-    ),
-    (
-        "greedy decoding reads the logits of the first position",
-        "next_token = logits[:, -1].argmax(dim=-1)",
-        "next_token = logits[:, 0].argmax(dim=-1)",
     ),
     (
         "greedy decoding squeezes the batch axis",
@@ -245,7 +235,8 @@ MODEL_OTHER_NAMES = '''class Seq2SeqTransformer(nn.Module):
         return self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask)
 '''
 
-TRAIN_STEP_BY_HAND = '''def train_step(model, optimizer, src, tgt, pad_id=0, bos_id=1, label_smoothing=0.1):
+TRAIN_STEP_BY_HAND = '''\
+def train_step(model, optimizer, src, tgt, pad_id=0, bos_id=1, label_smoothing=0.1):
     """One teacher-forced update; the label-smoothed loss written out by hand."""
     model.train()
     optimizer.zero_grad(set_to_none=True)
