@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 from playwright.sync_api import Browser, Page, sync_playwright
-from test_book_build import SOLUTIONS, secret_lines
+from test_book_build import SOLUTIONS, released_source, secret_lines
 
 from helpers.plotting import missing_glyphs
 
@@ -414,7 +414,7 @@ def _secret_lines() -> set[str]:
             for notebook in sorted(SOLUTIONS.rglob("*.ipynb")):
                 if ".ipynb_checkpoints" not in notebook.parts:
                     student = EXERCISES / notebook.relative_to(SOLUTIONS)
-                    lines |= secret_lines(notebook, student)
+                    lines |= secret_lines(notebook, student, released_source())
         _SECRETS.append(lines)
     return _SECRETS[0]
 
