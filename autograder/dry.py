@@ -80,7 +80,7 @@ def grade(
         if done.returncode != 0:
             raise RuntimeError(f"dry grading failed:\n{done.stderr[-3000:]}")
         outputs = json.loads(out.read_text(encoding="utf-8"))
-    points = _points(source)
+    points = {g: p for g, (_, p) in test_cells(json.loads(source.read_text("utf-8"))).items()}
     results = {}
     for name in notebooks:
         cells = outputs.get(name, {})
@@ -90,14 +90,16 @@ def grade(
     return results
 
 
-def _points(source: Path) -> dict[str, float]:
-    nb = json.loads(source.read_text(encoding="utf-8"))
-    points = {}
+def test_cells(nb: dict[str, Any]) -> dict[str, tuple[str, float]]:
+    """``{grade_id: (source, points)}`` of the notebook's test cells."""
+    cells = {}
     for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution"):
-            points[meta["grade_id"]] = float(meta.get("points", 0))
-    return points
+            text = cell["source"]
+            text = "".join(text) if isinstance(text, list) else text
+            cells[meta["grade_id"]] = (text, float(meta.get("points", 0)))
+    return cells
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,12 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here
     source = json.loads(args.source.read_text(encoding="utf-8"))
-    tests = {}
-    for cell in source["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution"):
-            text = cell["source"]
-            tests[meta["grade_id"]] = "".join(text) if isinstance(text, list) else text
+    tests = {g: text for g, (text, _) in test_cells(source).items()}
     notebooks = json.loads(args.notebooks.read_text(encoding="utf-8"))
     results = _run_all(notebooks, tests, args.timeout, max(1, args.jobs))
     args.out.write_text(json.dumps(results), encoding="utf-8")

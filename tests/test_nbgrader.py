@@ -56,13 +56,7 @@ def exercise(assignment: str) -> Path:
 
 def mutate(nb: dict, old: str, new: str) -> dict:
     """``nb`` with the one occurrence of ``old`` in a cell source replaced by ``new``."""
-    hits = [c for c in nb["cells"] if old in "".join(c["source"])]
-    assert len(hits) == 1 and "".join(hits[0]["source"]).count(old) == 1, (
-        f"mutation text must occur exactly once in one cell: {old!r}"
-    )
-    text = "".join(hits[0]["source"]).replace(old, new)
-    hits[0]["source"] = text.splitlines(keepends=True)
-    return nb
+    return CASES.apply_edits(nb, [(old, new)])
 
 
 def insert_cell(nb: dict, after_grade_id: str, code: str) -> dict:
