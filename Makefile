@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 
 # Sources checked by ruff (only those that exist yet).
 LINT_PATHS := $(wildcard helpers autograder tests benchmarks chapters _ext)
-LINT_PATHS += $(wildcard course.py nbgrader_config.py tools solutions conftest.py)
+LINT_PATHS += $(wildcard course nbgrader_config.py tools solutions conftest.py)
 # What `make test` hands to pytest, in one invocation; extend here (e.g. nbval on chapters/).
 # With --nbval, pytest also re-runs every notebook under these paths and compares its outputs
 # with the stored ones; only chapters/ is listed, so exercises/ and solutions/ are not run.
@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps sandbox-deps lint format test clean distclean
+.PHONY: help venv book browser-deps sandbox-deps lint format typecheck check test clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -35,13 +35,40 @@ help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-13s %s\n", $$1, $$2}'
 
-venv: $(STAMP) ## Create .venv and install the pinned requirements and helpers (editable)
+# requirements.txt is the lock: every package of pyproject.toml's dependencies and extras at an
+# exact version with its hashes, written by `make lock` (pip-compile); pip installs it in
+# hash-checking mode. PyTorch's CPU build (torch==X+cpu) is not on PyPI: pip takes it from a
+# find-links folder of its configuration when one holds it, else from TORCH_INDEX. That index is
+# passed only when needed, since pip asks every index about every package (and retries an
+# unreachable one for seconds each time). `make venv TORCH_INDEX=` never passes it.
+LOCK := requirements.txt
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# Shell code that prints "--extra-index-url $(TORCH_INDEX)" unless pip finds the locked torch
+# wheel without an index (pip-compile needs the wheel even when torch is installed).
+TORCH_INDEX_ARG = $(if $(TORCH_INDEX),$$($(PY) -m pip install --dry-run --no-index --no-deps -q \
+	--ignore-installed \
+	"$$(grep -m1 -o '^torch==[^ ]*' $(LOCK))" >/dev/null 2>&1 || echo --extra-index-url $(TORCH_INDEX)))
 
-$(STAMP): requirements.txt pyproject.toml
+venv: $(STAMP) ## Create .venv and install the lock (requirements.txt) and this project (editable)
+
+$(STAMP): $(LOCK) pyproject.toml
 	@test -x $(PY) || { echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
-	$(PY) -m pip install -r requirements.txt
-	$(PY) -m pip install -e . --no-deps
+	$(PY) -m pip install --require-hashes $(TORCH_INDEX_ARG) -r $(LOCK)
+	$(PY) -m pip install --no-build-isolation --no-deps -e .
 	@touch $@
+
+# Written under the command in the lock's header.
+LOCK_NOTE_1 := \# Installed by `make venv`; by hand: pip install --require-hashes -r requirements.txt
+LOCK_NOTE_2 := \# then pip install --no-deps -e . (the torch pin is the CPU build, not on PyPI; where pip
+LOCK_NOTE_3 := \# finds no such wheel on its own, add --extra-index-url https://download.pytorch.org/whl/cpu).
+# Keeps every version the lock already pins; LOCK_ARGS="--upgrade-package ruff" moves one
+# (or --upgrade, all). The lock holds hashes for this Python (3.11) on Linux x86_64.
+.PHONY: lock
+lock: $(STAMP) ## Regenerate the lock requirements.txt from pyproject.toml (pip-compile)
+	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-hashes --allow-unsafe \
+		--strip-extras --all-extras --no-emit-index-url --no-emit-find-links \
+		$(TORCH_INDEX_ARG) $(LOCK_ARGS) --output-file $(LOCK) pyproject.toml
+	sed -i 's|^#    make lock$$|&\n#\n$(LOCK_NOTE_1)\n$(LOCK_NOTE_2)\n$(LOCK_NOTE_3)|' $(LOCK)
 
 book: $(STAMP) ## Build the HTML book into _build/html (warnings are errors; notebooks are not executed)
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
@@ -79,32 +106,41 @@ format: $(STAMP) ## Apply ruff fixes and formatting in place
 	$(BIN)/ruff check --fix $(LINT_PATHS)
 	$(BIN)/ruff format $(LINT_PATHS)
 
-test: $(STAMP) browser-deps sandbox-deps lint book ## Run lint, build the book, then the whole test suite with pytest (+ nbval)
+# The type checker on the three packages: strict on the reference model (what learners read),
+# plain on the grader and the instructor tool. Settings in pyproject.toml ([tool.mypy]).
+typecheck: $(STAMP) ## Type-check helpers, autograder and course with mypy (strict on helpers)
+	$(BIN)/mypy
+
+# The everyday tier: no book build, no browser, no nbval, none of the tests marked slow.
+check: $(STAMP) sandbox-deps lint typecheck ## Everyday check (about 1-2 min): lint, type check, the fast unit tests
+	$(PY) -m pytest tests -m "not slow" $(PYTEST_ARGS)
+
+test: $(STAMP) browser-deps sandbox-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
 
-# Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around course.py.
+# Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around `python -m course`.
 WORKERS ?= 2
 SRC ?=
 ASSIGNMENT ?=
 release: $(STAMP) ## Regenerate exercises/ from solutions/ (nbgrader generate_assignment)
-	$(PY) course.py release
+	$(PY) -m course release
 
 check-release: $(STAMP) ## Check exercises/ equals a fresh generation and leaks no solution
-	$(PY) course.py check-release
+	$(PY) -m course check-release
 
 collect: $(STAMP) ## Copy submissions (SRC=folder or .zip [ASSIGNMENT=..]) into submitted/
 	@test -n "$(SRC)" || { echo "usage: make collect SRC=path/to/folder-or.zip [ASSIGNMENT=01_attention]" >&2; exit 2; }
-	$(PY) course.py collect "$(SRC)" $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
+	$(PY) -m course collect "$(SRC)" $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
 
 NO_SANDBOX ?=
 autograde: $(STAMP) ## Autograde submitted/ in the sandbox with WORKERS workers (default 2)
-	$(PY) course.py autograde --workers $(WORKERS) $(if $(NO_SANDBOX),--no-sandbox)
+	$(PY) -m course autograde --workers $(WORKERS) $(if $(NO_SANDBOX),--no-sandbox)
 
 feedback: $(STAMP) ## Write HTML feedback for the autograded submissions into feedback/
-	$(PY) course.py feedback
+	$(PY) -m course feedback
 
 grades: $(STAMP) ## Export grades to grades.csv
-	$(PY) course.py grades --out grades.csv
+	$(PY) -m course grades --out grades.csv
 
 clean: ## Remove build outputs and caches (keeps .venv)
 	rm -rf _build benchmarks/out .pytest_cache .ruff_cache *.egg-info

@@ -8,7 +8,20 @@ nbgrader tests instead. Never collect those notebooks, whatever paths pytest is 
 
 from pathlib import Path
 
+import pytest
+
 NOT_NBVAL = {"exercises", "solutions"}
+
+# Fixtures that start the slow parts (a class graded by real nbgrader in the sandbox, benchmark
+# runs, a training run): every test that uses one is in the slow tier, which `make check` skips.
+SLOW_FIXTURES = {
+    "main_class",
+    "adversarial_class",
+    "attacked_class",
+    "merge_runs",
+    "runs",
+    "copy_model",
+}
 
 
 def pytest_ignore_collect(collection_path: Path, config):
@@ -19,3 +32,9 @@ def pytest_ignore_collect(collection_path: Path, config):
     except ValueError:  # outside the repository: not ours to judge
         return None
     return True if NOT_NBVAL & set(parts) else None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)

@@ -2,13 +2,20 @@
 
 Folders: solutions/ is nbgrader's "source" (solutions and hidden tests), exercises/ its
 "release" (what learners get; regenerate with `make release`). Submissions, autograded
-notebooks and feedback live in submitted/, autograded/ and feedback/ (git-ignored).
+notebooks and feedback live in submitted/, autograded/ and feedback/ (git-ignored). The
+course id, the folder names and the default gradebook come from `course.config`, which the
+instructor's tool (`python -m course`) uses too.
+
+The course root is this repository, or the one in AFZ_COURSE_ROOT: `python -m course --root
+DIR` runs nbgrader here with AFZ_COURSE_ROOT=DIR (and the root and gradebook on nbgrader's
+command line), so the folders named below follow it.
 
 Environment variables:
-    AFZ_GRADEBOOK_URL   gradebook database URL (default: sqlite:///<repo>/gradebook.db)
+    AFZ_GRADEBOOK_URL   gradebook database URL (default: sqlite:///<root>/gradebook.db)
+    AFZ_COURSE_ROOT     the course root (default: this repository)
     AFZ_CELL_TIMEOUT    seconds one cell may run before it is interrupted (default 180)
     AFZ_KERNEL_MEMORY_MB  memory of all the grading kernel's processes together (default 4096)
-    AFZ_SANDBOX         "bwrap" (default) or "off" (set by course.py autograde --no-sandbox)
+    AFZ_SANDBOX         "bwrap" (default) or "off" (`python -m course autograde --no-sandbox`)
     AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
     AFZ_FEEDBACK_SHOW_HIDDEN  "1": feedback shows the hidden tests' code (after the deadline)
 """
@@ -28,18 +35,20 @@ from nbgrader.preprocessors import (
 )
 
 from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback, Verdicts
+from course import config
 
 ROOT = Path(__file__).resolve().parent
+course = config.Course(Path(os.environ.get("AFZ_COURSE_ROOT") or ROOT))
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
-c.CourseDirectory.course_id = "attention-from-zero"
-c.CourseDirectory.root = str(ROOT)
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "exercises"
-c.CourseDirectory.submitted_directory = "submitted"
-c.CourseDirectory.autograded_directory = "autograded"
-c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.db_url = os.environ.get("AFZ_GRADEBOOK_URL", f"sqlite:///{ROOT / 'gradebook.db'}")
+c.CourseDirectory.course_id = config.COURSE_ID
+c.CourseDirectory.root = str(course.root)
+c.CourseDirectory.source_directory = config.SOURCE
+c.CourseDirectory.release_directory = config.RELEASE
+c.CourseDirectory.submitted_directory = config.SUBMITTED
+c.CourseDirectory.autograded_directory = config.AUTOGRADED
+c.CourseDirectory.feedback_directory = config.FEEDBACK
+c.CourseDirectory.db_url = course.gradebook_url
 
 # Student versions: code between the markers becomes the stub below; hidden tests vanish.
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
@@ -77,12 +86,10 @@ c.Autograde.autograde_preprocessors = [
 ]
 # Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
 # tracebacks or instructor paths); AFZ_FEEDBACK_SHOW_HIDDEN=1 shows hidden tests.
-c.Verdicts.source_directory = str(ROOT / "solutions")
+c.Verdicts.source_directory = str(course.solutions)
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
-c.SafeFeedback.source_directory = str(ROOT / "solutions")
-c.SafeFeedback.course_paths = os.pathsep.join(
-    filter(None, [str(ROOT), os.environ.get("AFZ_COURSE_ROOT")])
-)
+c.SafeFeedback.source_directory = str(course.solutions)
+c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
 )

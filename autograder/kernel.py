@@ -8,11 +8,11 @@ sockets are Unix sockets in a private folder, bound into the sandbox at the path
 expects and linked from the client's runtime folder, so the client reaches the kernel although
 the kernel has no network at all.
 
-Environment (set by ``course.py``; the sandbox itself gets none of it):
+Environment (set by the instructor tool (``course``); the sandbox itself gets none of it):
     AFZ_SANDBOX         "bwrap" (default) or "off" (no sandbox: only rlimits; see
-                        ``course.py autograde --no-sandbox``)
+                        ``python -m course autograde --no-sandbox``)
     AFZ_SANDBOX_STATE   folder for a JSON record per kernel (cgroups, outcome), read by
-                        ``course.py`` to clean up and to say "killed for memory"
+                        the instructor tool (``course``) to clean up and to say "killed for memory"
     AFZ_KERNEL_MEMORY_MB, AFZ_SANDBOX_*: see ``sandbox.Limits``
 """
 
@@ -43,7 +43,8 @@ def _fail(message: str) -> int:
 
 def _submission_files(folder: Path) -> list[Path]:
     """Regular files of the submission folder to copy into the sandbox (no links)."""
-    files, total = [], 0
+    files: list[Path] = []
+    total = 0
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not path.is_file() or ".ipynb_checkpoints" in path.parts:
             continue
@@ -156,7 +157,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             command,
             uid=uid,
             limits=limits,
-            read_only=sandbox.python_paths() + helpers_mounts(staging, Path.cwd().name),
+            read_only=[*sandbox.python_paths(), *helpers_mounts(staging, Path.cwd().name)],
             writable=[(str(private), inside)],
             files=files,
             ro_data=[(passwd, "/etc/passwd")],
@@ -247,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     rest = args[:i] + args[i + 2 :]
     problem = sandbox.check_quick()
     if problem:
-        return _fail(problem + " (or grade with course.py autograde --no-sandbox; see its help)")
+        hint = " (or grade with python -m course autograde --no-sandbox; see its help)"
+        return _fail(problem + hint)
     return run_sandboxed(connection_file, rest, limits)
 
 

@@ -86,7 +86,9 @@ class Verdicts(NbGraderPreprocessor):
 
 def _regions(source: str) -> tuple[list[str], list[str]]:
     """(lines inside solution/hidden-test regions, lines outside) of a cell's source."""
-    inside, outside, region = [], [], False
+    inside: list[str] = []
+    outside: list[str] = []
+    region = False
     for line in source.splitlines():
         s = line.strip()
         if s in (SOLUTION_BEGIN, HIDDEN_BEGIN):

@@ -12,7 +12,7 @@ Results are cached by the content of the notebook, of ``helpers`` and of this pa
 
 ``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
 values into the assignment's folder (``expected_visible.json``), for the checks a learner runs
-while working; ``course.py release`` does it for every assignment, before nbgrader copies the
+while working; ``python -m course release`` does it for every assignment, before nbgrader copies the
 folder into ``exercises/``.
 """
 
@@ -51,8 +51,8 @@ def _fingerprint(source: Path, visible_only: bool) -> str:
     h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}".encode())
     h.update(source.read_bytes())
     for folder in ("helpers", "autograder"):
-        for path in sorted((ROOT / folder).glob("*.py")):
-            h.update(path.name.encode())
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            h.update(str(path.relative_to(ROOT)).encode())
             h.update(path.read_bytes())
     return h.hexdigest()[:24]
 

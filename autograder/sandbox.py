@@ -12,7 +12,7 @@ Limits (``Limits.from_env``): memory of all the sandbox's processes together and
 (cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU
 time, file size and open files (rlimits), disk (tmpfs sizes). Where no cgroup is writable the
 memory cap falls back to a per-process address-space limit (``cgroup_version()`` is None and
-``course.py autograde`` says so).
+``python -m course autograde`` says so).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,12 +135,12 @@ class Cgroup:
                 dirs[c] = d
             cg = cls("v1", dirs)
         elif version == "v2":
-            parent = _v2_dir()
-            assert parent is not None
-            group = parent / GROUP
+            root = _v2_dir()
+            assert root is not None
+            group = root / GROUP
             group.mkdir(exist_ok=True)
             # Controllers must be enabled for the children of every level we create.
-            for d in (parent, group):
+            for d in (root, group):
                 try:
                     (d / "cgroup.subtree_control").write_text("+memory +pids +cpu")
                 except OSError:
@@ -274,10 +275,10 @@ def bwrap_argv(
     *,
     uid: int,
     limits: Limits,
-    read_only: list[str | tuple[str, str]],
-    writable: list[tuple[str, str]] = (),
-    files: list[tuple[int, str]] = (),
-    ro_data: list[tuple[int, str]] = (),
+    read_only: Sequence[str | tuple[str, str]],
+    writable: Sequence[tuple[str, str]] = (),
+    files: Sequence[tuple[int, str]] = (),
+    ro_data: Sequence[tuple[int, str]] = (),
     env: dict[str, str] | None = None,
 ) -> list[str]:
     """The bwrap command line that runs ``command`` as ``uid`` inside a fresh sandbox.
@@ -385,7 +386,7 @@ def check_quick() -> str | None:
 def check() -> str | None:
     """Why a sandbox cannot be started on this machine, or None when one can.
 
-    Starts a real one (as ``course.py autograde`` would) and checks from inside that it runs
+    Starts a real one (as ``python -m course autograde`` would) and checks from inside that it runs
     under its own uid and without capabilities.
     """
     problem = check_quick()

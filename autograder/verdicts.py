@@ -85,8 +85,8 @@ def _decode_nd(body: dict[str, Any]) -> np.ndarray:
         buf = base64.b64decode(raw, validate=True)
     except (binascii.Error, ValueError):
         raise Malformed("an array whose data is not base64") from None
-    np_dtype = {"uint8": np.uint8, "int64": "<i8", "float64": "<f8"}[dtype]
-    if len(buf) != size * np.dtype(np_dtype).itemsize:
+    np_dtype = np.dtype({"uint8": "u1", "int64": "<i8", "float64": "<f8"}[str(dtype)])
+    if len(buf) != size * np_dtype.itemsize:
         raise Malformed("an array whose data does not match its shape")
     a = np.frombuffer(buf, dtype=np_dtype).reshape(shape)
     return a.astype(bool) if dtype == "uint8" else a.copy()

@@ -3,52 +3,49 @@
     .venv/bin/python benchmarks/autograde_parallel.py [--students 6] [--assignments A ...]
 
 Each student submits the solution notebook of every chosen assignment (default: 01 and 02).
-Both runs grade the same class from scratch, each in its own temporary course root, through
-``course.autograde`` (one ``nbgrader autograde`` process per submission; with 2 workers,
-each worker on its own copy of the SQLite gradebook, merged afterwards). The scores of the two
-runs must agree. Writes benchmarks/out/autograde_parallel.json.
+Both runs grade the same class from scratch, each in its own temporary course root (the
+repository's solutions/ and exercises/ linked in), through ``course.autograde`` (one
+``nbgrader autograde`` process per submission; with 2 workers, each worker on its own copy of
+the SQLite gradebook, merged afterwards). The scores of the two runs must agree. Writes
+benchmarks/out/autograde_parallel.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from course import gradebook
+from course.autograde import autograde
+from course.config import Course
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-def load_course():
-    spec = importlib.util.spec_from_file_location("afz_course", REPO / "course.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["afz_course"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def grade_class(
-    course, assignments: list[str], students: int, workers: int, sandbox: bool = True
+    assignments: list[str], students: int, workers: int, sandbox: bool = True
 ) -> tuple[float, dict, list[float]]:
     """(wall seconds, {assignment/student: (status, score)}, seconds of each notebook)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "solutions").symlink_to(REPO / "solutions")
+        for folder in ("solutions", "exercises"):
+            (root / folder).symlink_to(REPO / folder)
+        course = Course(root)
         for i in range(students):
             for a in assignments:
                 name = course.notebook_names(a)[0]
-                dest = root / "submitted" / f"student{i + 1}" / a / name
+                dest = course.submitted / f"student{i + 1}" / a / name
                 dest.parent.mkdir(parents=True)
-                shutil.copy(REPO / "solutions" / a / name, dest)
-        course._register(assignments, [f"student{i + 1}" for i in range(students)], root,
-                         course.db_url(root))  # fmt: skip
+                shutil.copy(course.solutions / a / name, dest)
+        names = [f"student{i + 1}" for i in range(students)]
+        gradebook.register(course, assignments, names, course.gradebook_url)
         start = time.perf_counter()
-        results = course.autograde(assignments, root, workers=workers, sandbox=sandbox)
+        results = autograde(assignments, course, workers=workers, sandbox=sandbox)
         elapsed = time.perf_counter() - start
     scores = {f"{r.assignment}/{r.student}": (r.status, r.score) for r in results}
     return elapsed, scores, [r.seconds for r in results]
@@ -60,13 +57,10 @@ def main() -> None:
     p.add_argument("--assignments", nargs="*", default=["01_attention", "02_multi_head"])
     args = p.parse_args()
     os.environ.pop("AFZ_GRADEBOOK_URL", None)
-    course = load_course()
-    assignments = course.assignments(args.assignments)
+    assignments = Course(REPO).assignments(args.assignments)
     times, scores = {}, {}
     for workers in (1, 2):
-        times[workers], scores[workers], _ = grade_class(
-            course, assignments, args.students, workers
-        )
+        times[workers], scores[workers], _ = grade_class(assignments, args.students, workers)
     if scores[1] != scores[2]:
         raise SystemExit(f"the two runs disagree:\n{scores[1]}\n{scores[2]}")
     jobs = len(scores[1])

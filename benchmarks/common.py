@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Callable
 
 import torch
 
@@ -30,3 +32,16 @@ def set_threads(threads: int | None) -> None:
     """Use ``threads`` intra-op threads in torch, or leave torch's choice when None."""
     if threads is not None:
         torch.set_num_threads(threads)
+
+
+def interleaved_times(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+    """Seconds of ``rounds`` calls of every run, interleaved A B, B A, A B, …: a noisy shared
+    machine then slows every run alike."""
+    names = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else names[::-1]:
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - start)
+    return times

@@ -24,9 +24,9 @@ from helpers import (
     make_optimizer,
     noam_scheduler,
     seed_everything,
-    train_step,
+    train,
 )
-from helpers.data import as_pairs, endless_batches, make_batch, make_disjoint_copy_splits
+from helpers.data import as_pairs, endless_batches, make_disjoint_copy_splits, pairs_to_batch
 
 from common import benchmark_parser, set_threads
 
@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         s.num_train, s.num_heldout, s.seq_len, s.vocab_size, seed=args.seed
     )
     train_pairs = as_pairs(train_src, train_tgt)
-    test_pairs = as_pairs(test_src, test_tgt)  # sources end with EOS, like the training data
-    test = make_batch([src for src, _ in test_pairs], [tgt for _, tgt in test_pairs])
+    test = pairs_to_batch(as_pairs(test_src, test_tgt))  # sources end with EOS, as in training
 
     seed_everything(args.seed)
     model = Transformer(
@@ -105,16 +104,27 @@ def main(argv: list[str] | None = None) -> int:
     optimizer = make_optimizer(model)
     scheduler = noam_scheduler(optimizer, s.d_model, s.warmup_steps, s.lr_factor)
 
-    start, cpu_start = time.perf_counter(), time.process_time()
-    step, accuracy, loss = 0, 0.0, float("nan")
-    for batch in endless_batches(train_pairs, s.batch_size, args.seed):
-        loss = train_step(model, batch, optimizer, scheduler)
-        step += 1
+    accuracy = 0.0
+
+    def solved_or_out_of_time(step: int, loss: float) -> bool:
+        """Decode the held-out set every ``check_every`` steps; stop once it is all right."""
+        nonlocal accuracy
         out_of_time = time.perf_counter() - start >= s.max_seconds
         if step % s.check_every == 0 or out_of_time:
             accuracy = exact_match(model, test.src, test.tgt_out)
-            if accuracy == 1.0 or out_of_time:
-                break
+            return accuracy == 1.0 or out_of_time
+        return False
+
+    start, cpu_start = time.perf_counter(), time.process_time()
+    history = train(
+        model,
+        endless_batches(train_pairs, s.batch_size, args.seed),
+        optimizer,
+        scheduler,
+        progress=False,
+        should_stop=solved_or_out_of_time,
+    )
+    step, loss = len(history), history[-1]
     solved = accuracy == 1.0
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start

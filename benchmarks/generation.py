@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 
 import torch
 
 from helpers import Transformer, TransformerConfig, greedy_decode, seed_everything
 
-from common import benchmark_parser, positive_int, set_threads
+from common import benchmark_parser, interleaved_times, positive_int, set_threads
 
 TARGET_SPEEDUP = 3.0
 FULL = dict(vocab=1000, d_model=512, heads=8, layers=6, d_ff=2048, batch=8, src_len=32,
@@ -59,13 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     if cached.shape != (p["batch"], p["new_tokens"]):
         raise RuntimeError(f"expected {p['new_tokens']} tokens per row; got {cached.shape}")
     identical = torch.equal(cached, full)
-    times: dict[str, list[float]] = {name: [] for name in methods}
+    runs = {name: (lambda flag=flag: generate(flag)) for name, flag in methods.items()}
+    times = interleaved_times(runs, p["repeats"])
     names = list(methods)
-    for r in range(p["repeats"]):
-        for name in names if r % 2 == 0 else names[::-1]:
-            start = time.perf_counter()
-            generate(methods[name])
-            times[name].append(time.perf_counter() - start)
 
     medians = {name: statistics.median(t) for name, t in times.items()}
     speedup = medians["full recomputation"] / medians["KV cache"]

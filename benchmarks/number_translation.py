@@ -8,7 +8,7 @@ Train, validation and held-out numbers are disjoint. Training stops as soon as t
 decoded once, at the end, from the saved float16 checkpoint. The numbers are drawn with
 ``zero_digit_prob`` > 0 so that zeros (the rules of 零) are common, and 0..99 are repeated.
 
-    .venv/bin/python benchmarks/number_translation.py          # overwrites checkpoints/...
+    .venv/bin/python benchmarks/number_translation.py          # overwrites helpers/weights/...
     .venv/bin/python benchmarks/number_translation.py --quick  # tiny run, temporary file
 """
 
@@ -31,10 +31,10 @@ from helpers import (
     make_optimizer,
     noam_scheduler,
     seed_everything,
-    train_step,
+    train,
 )
 from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator
-from helpers.data import Pair, endless_batches, make_batch, make_number_translation
+from helpers.data import Pair, endless_batches, make_number_translation, pairs_to_batch
 
 from common import benchmark_parser, set_threads
 
@@ -69,12 +69,8 @@ QUICK = dict(num_train=600, num_validation=50, num_heldout=50, d_model=32, d_ff=
              num_layers=1, eval_every=20, time_budget=4.0)  # fmt: skip
 
 
-def split_batch(pairs: list[Pair]):
-    return make_batch([s for s, _ in pairs], [t for _, t in pairs])
-
-
 def accuracy(model: Transformer, pairs: list[Pair]) -> float:
-    batch = split_batch(pairs)
+    batch = pairs_to_batch(pairs)
     return exact_match(model, batch.src, batch.tgt_out, max_len=batch.tgt_out.size(1) + 2)
 
 
@@ -132,21 +128,28 @@ def main(argv: list[str] | None = None) -> int:
     optimizer = make_optimizer(model)
     scheduler = noam_scheduler(optimizer, s.d_model, s.warmup_steps, s.lr_factor)
 
-    history: list[float] = []
     evaluations: list[list] = []  # (step, seconds, validation accuracy)
+
+    def validated_or_out_of_time(step: int, loss: float) -> bool:
+        """Every ``eval_every`` steps: validate, and stop at ``stop_at`` or past the budget."""
+        if step % s.eval_every:
+            return False
+        val = accuracy(model, validation_pairs)
+        elapsed = time.perf_counter() - start
+        evaluations.append([step, round(elapsed, 1), round(val, 4)])
+        print(f"step {step:5d}  {elapsed:6.1f} s  loss {loss:.3f}  val {val:.3f}", flush=True)
+        return val >= s.stop_at or elapsed >= s.time_budget
+
     start, cpu_start = time.perf_counter(), time.process_time()
-    for step, batch in enumerate(endless_batches(train_pairs, s.batch_size, s.seed), start=1):
-        history.append(train_step(model, batch, optimizer, scheduler))
-        if step % s.eval_every == 0:
-            val = accuracy(model, validation_pairs)
-            elapsed = time.perf_counter() - start
-            evaluations.append([step, round(elapsed, 1), round(val, 4)])
-            print(
-                f"step {step:5d}  {elapsed:6.1f} s  loss {history[-1]:.3f}  val {val:.3f}",
-                flush=True,
-            )
-            if val >= s.stop_at or elapsed >= s.time_budget:
-                break
+    history = train(
+        model,
+        endless_batches(train_pairs, s.batch_size, s.seed),
+        optimizer,
+        scheduler,
+        progress=False,
+        should_stop=validated_or_out_of_time,
+    )
+    step = len(history)
     train_seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start  # all threads; wall time is noisy when shared
 

@@ -18,7 +18,9 @@ import json
 import os
 import statistics
 
-from autograde_parallel import REPO, grade_class, load_course
+from autograde_parallel import REPO, grade_class
+
+from course.config import Course
 
 
 def main() -> None:
@@ -31,8 +33,7 @@ def main() -> None:
     if args.quick:
         args.students, args.rounds, args.assignments = 2, 1, ["01_attention"]
     os.environ.pop("AFZ_GRADEBOOK_URL", None)
-    course = load_course()
-    assignments = course.assignments(args.assignments)
+    assignments = Course(REPO).assignments(args.assignments)
     runs = {"off-1": (False, 1), "on-1": (True, 1), "on-2": (True, 2)}
     per_notebook: dict[str, list[float]] = {k: [] for k in runs}
     wall: dict[str, list[float]] = {k: [] for k in runs}
@@ -40,7 +41,7 @@ def main() -> None:
     for _ in range(args.rounds):
         for key, (sandbox, workers) in runs.items():
             seconds, scores, each = grade_class(
-                course, assignments, args.students, workers, sandbox=sandbox
+                assignments, args.students, workers, sandbox=sandbox
             )
             if reference is None:
                 reference = scores

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import torch
@@ -28,7 +27,7 @@ from helpers import (
 )
 from helpers.data import make_batch
 
-from common import benchmark_parser, positive_int, set_threads
+from common import benchmark_parser, interleaved_times, positive_int, set_threads
 
 TARGET_RATIO = 1.0
 FULL = dict(vocab=1000, d_model=256, heads=4, layers=3, d_ff=1024, batch=32, length=32,
@@ -94,12 +93,6 @@ def make_step(model: nn.Module, forward: Callable[[], Tensor], targets: Tensor):
     return step
 
 
-def timed(step: Callable[[], float]) -> float:
-    start = time.perf_counter()
-    step()
-    return time.perf_counter() - start
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = benchmark_parser(__doc__.splitlines()[0], "tiny sizes, a few rounds")
     parser.add_argument("--rounds", type=positive_int, default=None, help="timed steps per model")
@@ -145,10 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(p["warmup"]):
         for name in names:
             steps[name]()
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(p["rounds"]):
-        for name in names if r % 2 == 0 else names[::-1]:
-            times[name].append(timed(steps[name]))
+    times = interleaved_times(steps, p["rounds"])
 
     medians = {name: statistics.median(t) for name, t in times.items()}
     ratio = medians[names[0]] / medians[names[1]]

@@ -2,7 +2,8 @@
 
 Tensors are batch-first, ``(batch, seq, d_model)``; masks are boolean, ``True`` = may attend.
 Plots live in ``helpers.plotting``; the exercises' test cells use ``helpers.checks`` (with
-``helpers.explain``) and ``helpers.fixtures``.
+``helpers.explain``) and ``helpers.fixtures``; ``helpers.interop`` copies the weights of
+PyTorch's own attention and Transformer modules into the course's.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``
 loads ``helpers.multi_head`` only). While an exercise is graded, the modules that hold what it
@@ -25,6 +26,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "make_number_translation",
         "number_to_chinese",
         "number_to_words",
+        "pairs_to_batch",
     ),
     "decoding": ("beam_search", "greedy_decode"),
     "layers": ("AddNorm", "Encoder", "EncoderLayer", "FeedForward"),
@@ -37,6 +39,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TokenEmbedding",
         "sinusoidal_positional_encoding",
     ),
+    "printing": ("format_vector",),
+    "timing": ("best_time",),
     "tracing": ("format_shape_table", "print_shape_table", "trace_shapes"),
     "training": (
         "exact_match",

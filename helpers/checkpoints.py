@@ -1,12 +1,13 @@
 """The shipped, trained toy translator (chapter 9): English number words → Chinese numerals.
 
-``benchmarks/number_translation.py`` trains it and writes ``checkpoints/number_translator.pt``
-at the root of the repository (beside this package, which is installed editable).
+``benchmarks/number_translation.py`` trains it and writes ``helpers/weights/number_translator.pt``,
+package data of ``helpers`` (pyproject.toml), so it is installed with the package, editable or not.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -14,12 +15,14 @@ from .data import Vocab, english_tokens, number_to_words
 from .decoding import greedy_decode
 from .model import Transformer
 
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "number_translator.pt"
+# A path beside this module rather than an importlib.resources Traversable: the benchmark
+# writes it too. Wheels and editable installs both keep package data on disk.
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "weights" / "number_translator.pt"
 
 
 def load_number_translator(
     path: str | Path | None = None,
-) -> tuple[Transformer, Vocab, Vocab, dict]:
+) -> tuple[Transformer, Vocab, Vocab, dict[str, Any]]:
     """Load the trained number translator, in eval mode, on the CPU.
 
     Returns:
@@ -33,7 +36,7 @@ def load_number_translator(
     path = DEFAULT_CHECKPOINT if path is None else Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"no checkpoint at {path}. The repository ships checkpoints/number_translator.pt; "
+            f"no checkpoint at {path}. The package ships helpers/weights/number_translator.pt; "
             "recreate it with `.venv/bin/python benchmarks/number_translation.py`"
         )
     checkpoint = torch.load(path, map_location="cpu", weights_only=True)

@@ -311,7 +311,7 @@ class Test:
         shapes and dtypes, the contract (``fn``'s docstring) and the likely mistake
         (:mod:`helpers.explain`). ``returns=n``: ``fn`` must return a tuple of ``n`` values.
         """
-        what = what or getattr(fn, "__name__", type(fn).__name__)
+        what = what or str(getattr(fn, "__name__", type(fn).__name__))
         hits: list[str] = []
         try:
             result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
@@ -485,7 +485,11 @@ _MONITOR_SWITCHES = {"setprofile", "settrace"}  # sys.* and threading.* switches
 
 
 def _call_watched(
-    fn: Callable[..., Any], args: tuple, kwargs: dict, forbidden: tuple[str, ...], hits: list[str]
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    forbidden: tuple[str, ...],
+    hits: list[str],
 ) -> Any:
     """Run ``fn`` watched three ways: a profiler hook (Python code of the references, C
     built-ins called from Python, also in threads started meanwhile) and a torch function
@@ -534,7 +538,13 @@ def _torch_watch(targets: _Targets, hit: Callable[[str | None], None]) -> Any:
     from torch.overrides import TorchFunctionMode
 
     class Watch(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        def __torch_function__(
+            self,
+            func: Callable[..., Any],
+            types: Any,
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
+        ) -> Any:
             hit(targets.match_builtin(func))
             return func(*args, **(kwargs or {}))
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
-from .layers import AddNorm, FeedForward, copy_feed_forward, copy_layer_norm, torch_layer_config
+from .layers import AddNorm, FeedForward
 from .multi_head import KVCache, MultiHeadAttention
 
 
@@ -119,23 +119,3 @@ class Decoder(nn.Module):
     def new_cache(self) -> list[DecoderCache]:
         """An empty key/value cache, one entry per layer."""
         return [DecoderCache() for _ in self.layers]
-
-    @classmethod
-    def from_torch(cls, torch_decoder: nn.TransformerDecoder) -> Decoder:
-        """A copy of a ``torch.nn.TransformerDecoder`` (batch_first, ReLU, post- or pre-norm)."""
-        config = torch_layer_config(torch_decoder.layers[0])
-        decoder = cls(
-            num_layers=len(torch_decoder.layers),
-            final_norm=torch_decoder.norm is not None,
-            **config,
-        )
-        for ours, theirs in zip(decoder.layers, torch_decoder.layers, strict=True):
-            ours.self_attn.load_torch_weights(theirs.self_attn)
-            ours.cross_attn.load_torch_weights(theirs.multihead_attn)
-            copy_feed_forward(ours.feed_forward, theirs)
-            copy_layer_norm(ours.self_attn_block.norm, theirs.norm1)
-            copy_layer_norm(ours.cross_attn_block.norm, theirs.norm2)
-            copy_layer_norm(ours.ff_block.norm, theirs.norm3)
-        if torch_decoder.norm is not None:
-            copy_layer_norm(decoder.norm, torch_decoder.norm)
-        return decoder.train(torch_decoder.training)

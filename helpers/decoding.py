@@ -39,10 +39,8 @@ def next_token_logits(
 ) -> Tensor:
     """Logits ``(batch, vocab)`` for the position after ``tokens (batch, len)``."""
     if cache is not None:
-        states = model.decode(tokens[:, -1:], memory, src_mask, None, cache)
-    else:
-        states = model.decode(tokens, memory, src_mask, causal_mask(tokens.size(1), tokens.device))
-    return model.generator(states[:, -1])
+        return model.decode(tokens[:, -1:], memory, src_mask, None, cache)[:, -1]
+    return model.decode(tokens, memory, src_mask, causal_mask(tokens.size(1), tokens.device))[:, -1]
 
 
 def greedy_decode(
@@ -51,21 +49,29 @@ def greedy_decode(
     max_len: int,
     bos_id: int = 1,
     eos_id: int = 2,
+    pad_id: int | None = None,
+    *,
     src_mask: Tensor | None = None,
     use_cache: bool = True,
 ) -> Tensor:
     """Pick the most likely token at every step, for a whole batch at once.
 
+    The same contract as exercise 06's ``greedy_decode``: eval mode and no gradients while it
+    runs, the model's mode given back afterwards.
+
     Args:
-        src: source ids ``(batch, src_len)``, padded with ``model.config.pad_id``.
+        src: source ids ``(batch, src_len)``, padded with ``pad_id``.
         max_len: most tokens to generate.
+        pad_id: defaults to ``model.config.pad_id``.
         src_mask: defaults to the padding mask of ``src``.
+        use_cache: reuse the keys and values of earlier steps (same result, faster).
 
     Returns:
         ``(batch, n)`` generated ids without BOS, ``n <= max_len``; each row ends at its EOS and
         is padded with ``pad_id`` after it. Generation stops when every row has produced EOS.
     """
-    pad_id = model.config.pad_id
+    if pad_id is None:
+        pad_id = model.config.pad_id
     if src_mask is None:
         src_mask = padding_mask(src, pad_id)
     with eval_mode(model):
@@ -87,11 +93,13 @@ def beam_search(
     model: Transformer,
     src: Tensor,
     max_len: int,
-    beam_size: int = 4,
     bos_id: int = 1,
     eos_id: int = 2,
-    src_mask: Tensor | None = None,
+    pad_id: int | None = None,
+    *,
+    beam_size: int = 4,
     length_penalty: float = 0.0,
+    src_mask: Tensor | None = None,
     use_cache: bool = True,
 ) -> Tensor:
     """Keep the ``beam_size`` most likely prefixes at every step; return the best per source.
@@ -100,11 +108,14 @@ def beam_search(
     ranked by total log-probability divided by ``length ** length_penalty`` (0 = no
     normalisation). With ``beam_size=1`` this is greedy decoding.
 
-    Returns ``(batch, n)`` ids without BOS, padded after EOS, like ``greedy_decode``.
+    The arguments ``greedy_decode`` has come first, in its order; ``pad_id`` defaults to
+    ``model.config.pad_id``. Returns ``(batch, n)`` ids without BOS, padded after EOS, like
+    ``greedy_decode``.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1; got {beam_size}")
-    pad_id = model.config.pad_id
+    if pad_id is None:
+        pad_id = model.config.pad_id
     if src_mask is None:
         src_mask = padding_mask(src, pad_id)
     batch, k = src.size(0), beam_size

@@ -269,7 +269,7 @@ def _contract(fn: Callable[..., Any]) -> str:
     return doc if len(doc) <= MAX_DOC else doc[: MAX_DOC - 1] + "…"
 
 
-def _signature(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
+def _signature(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
     try:
         if inspect.isroutine(fn) or inspect.isclass(fn):  # a function, or a class built
             names = list(inspect.signature(fn).parameters)
@@ -286,7 +286,11 @@ def _signature(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
 
 
 def explained(
-    err: BaseException, what: str, fn: Callable[..., Any], args: tuple, kwargs: dict
+    err: BaseException,
+    what: str,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> BaseException:
     """``err`` as the same kind of exception, with the call, the contract and its meaning."""
     original = f"{type(err).__name__}: {err}".strip()

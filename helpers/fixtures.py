@@ -53,17 +53,11 @@ def copy_mha_weights(module: Any, torch_mha: Any) -> None:
     """Copy ``nn.MultiheadAttention`` weights into ``module.{q,k,v,out}_proj`` (nn.Linear)."""
     import torch
 
+    from .interop import torch_state_dict
+
     d = torch_mha.embed_dim
-    w_q, w_k, w_v = torch_mha.in_proj_weight.detach().chunk(3)
-    b_q, b_k, b_v = torch_mha.in_proj_bias.detach().chunk(3)
-    o_w, o_b = torch_mha.out_proj.weight.detach(), torch_mha.out_proj.bias.detach()
-    pairs = {
-        "q_proj": (w_q, b_q),
-        "k_proj": (w_k, b_k),
-        "v_proj": (w_v, b_v),
-        "out_proj": (o_w, o_b),
-    }
-    for name, (w, b) in pairs.items():
+    state = torch_state_dict(torch_mha)
+    for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
         proj = getattr(module, name, None)
         if not isinstance(proj, torch.nn.Linear):
             raise AssertionError(
@@ -76,52 +70,18 @@ def copy_mha_weights(module: Any, torch_mha: Any) -> None:
                 f"{tuple(proj.weight.shape)}, bias={proj.bias is not None}"
             )
         with torch.no_grad():
-            proj.weight.copy_(w)
-            proj.bias.copy_(b)
-
-
-def _torch_layer_state(layer: Any, prefix: str, out: dict[str, Any]) -> None:
-    """Map one ``nn.TransformerEncoderLayer``/``DecoderLayer`` to the course's names."""
-    attentions = [("self_attn", "self_attn")]
-    norms = {"norm1": "attn_block.norm", "norm2": "ff_block.norm"}
-    if hasattr(layer, "multihead_attn"):
-        attentions.append(("multihead_attn", "cross_attn"))
-        norms = {
-            "norm1": "self_attn_block.norm",
-            "norm2": "cross_attn_block.norm",
-            "norm3": "ff_block.norm",
-        }
-    for theirs, ours in attentions:
-        mha = getattr(layer, theirs)
-        for kind in ("weight", "bias"):
-            q, k, v = getattr(mha, f"in_proj_{kind}").detach().chunk(3)
-            for role, t in (("q", q), ("k", k), ("v", v)):
-                out[f"{prefix}{ours}.{role}_proj.{kind}"] = t
-            out[f"{prefix}{ours}.out_proj.{kind}"] = getattr(mha.out_proj, kind).detach()
-    for name in ("linear1", "linear2"):
-        for kind in ("weight", "bias"):
-            out[f"{prefix}feed_forward.{name}.{kind}"] = getattr(layer, name).get_parameter(kind)
-    for theirs, ours in norms.items():
-        for kind in ("weight", "bias"):
-            out[f"{prefix}{ours}.{kind}"] = getattr(getattr(layer, theirs), kind).detach()
+            proj.weight.copy_(state[f"{name}.weight"])
+            proj.bias.copy_(state[f"{name}.bias"])
 
 
 def copy_from_torch(ours: Any, theirs: Any, what: str) -> None:
     """Load the weights of a ``torch.nn.TransformerEncoder(Layer)``/``Decoder(Layer)`` into the
     learner's module (course names: ``self_attn``, ``feed_forward.linear1``,
-    ``attn_block.norm``, ``layers.0.…``, ``norm``).
+    ``attn_block.norm``, ``layers.0.…``, ``norm``; the mapping is :mod:`helpers.interop`'s).
     """
-    import torch
+    from .interop import torch_state_dict
 
-    state: dict[str, Any] = {}
-    if hasattr(theirs, "layers"):
-        for i, layer in enumerate(theirs.layers):
-            _torch_layer_state(layer, f"layers.{i}.", state)
-        if theirs.norm is not None:
-            state["norm.weight"] = theirs.norm.weight.detach()
-            state["norm.bias"] = theirs.norm.bias.detach()
-    else:
-        _torch_layer_state(theirs, "", state)
+    state = torch_state_dict(theirs)
     expected = set(state)
     have = set(ours.state_dict())
     missing, extra = sorted(expected - have), sorted(have - expected)
@@ -132,8 +92,7 @@ def copy_from_torch(ours: Any, theirs: Any, what: str) -> None:
             "nn.Identity(), which has no parameters, where there is no final norm)."
         )
     try:
-        with torch.no_grad():
-            ours.load_state_dict({k: v.detach().clone() for k, v in state.items()})
+        ours.load_state_dict(state)
     except RuntimeError as err:
         raise AssertionError(f"{what}: a parameter has the wrong shape: {err}") from None
 

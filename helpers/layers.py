@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -77,37 +76,6 @@ class EncoderLayer(nn.Module):
         return self.ff_block(x, self.feed_forward)
 
 
-def torch_layer_config(layer: nn.Module) -> dict:
-    """Sizes and switches of a ``torch.nn.TransformerEncoderLayer``/``DecoderLayer``, checked."""
-    if not layer.self_attn.batch_first:
-        raise ValueError("from_torch needs batch_first=True (this course is batch-first)")
-    if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
-        raise ValueError(
-            f"from_torch needs activation='relu' (the paper's); got {layer.activation}"
-        )
-    return {
-        "d_model": layer.self_attn.embed_dim,
-        "num_heads": layer.self_attn.num_heads,
-        "d_ff": layer.linear1.out_features,
-        "dropout": layer.dropout.p,
-        "norm_first": layer.norm_first,
-    }
-
-
-@torch.no_grad()
-def copy_layer_norm(ours: nn.LayerNorm, theirs: nn.LayerNorm) -> None:
-    ours.weight.copy_(theirs.weight)
-    ours.bias.copy_(theirs.bias)
-    ours.eps = theirs.eps
-
-
-@torch.no_grad()
-def copy_feed_forward(ours: FeedForward, layer: nn.Module) -> None:
-    for mine, theirs in [(ours.linear1, layer.linear1), (ours.linear2, layer.linear2)]:
-        mine.weight.copy_(theirs.weight)
-        mine.bias.copy_(theirs.bias)
-
-
 class Encoder(nn.Module):
     """A stack of ``num_layers`` encoder layers, with a final LayerNorm when ``final_norm``.
 
@@ -136,21 +104,3 @@ class Encoder(nn.Module):
         for layer in self.layers:
             x = layer(x, mask)
         return self.norm(x)
-
-    @classmethod
-    def from_torch(cls, torch_encoder: nn.TransformerEncoder) -> Encoder:
-        """A copy of a ``torch.nn.TransformerEncoder`` (batch_first, ReLU, post- or pre-norm)."""
-        config = torch_layer_config(torch_encoder.layers[0])
-        encoder = cls(
-            num_layers=len(torch_encoder.layers),
-            final_norm=torch_encoder.norm is not None,
-            **config,
-        )
-        for ours, theirs in zip(encoder.layers, torch_encoder.layers, strict=True):
-            ours.self_attn.load_torch_weights(theirs.self_attn)
-            copy_feed_forward(ours.feed_forward, theirs)
-            copy_layer_norm(ours.attn_block.norm, theirs.norm1)
-            copy_layer_norm(ours.ff_block.norm, theirs.norm2)
-        if torch_encoder.norm is not None:
-            copy_layer_norm(encoder.norm, torch_encoder.norm)
-        return encoder.train(torch_encoder.training)

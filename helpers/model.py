@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
-import torch
 from torch import Tensor, nn
 
 from .attention import padding_mask, target_mask
 from .decoder import Decoder, DecoderCache
 from .layers import Encoder
+from .multi_head import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding, TokenEmbedding
 
 
@@ -44,7 +45,7 @@ class TransformerConfig:
             )
 
     @classmethod
-    def big(cls, **overrides: object) -> TransformerConfig:
+    def big(cls, **overrides: Any) -> TransformerConfig:
         """The paper's big model: d_model 1024, d_ff 4096, 16 heads, dropout 0.3."""
         return cls(**{"d_model": 1024, "d_ff": 4096, "num_heads": 16, "dropout": 0.3, **overrides})
 
@@ -91,15 +92,17 @@ class Transformer(nn.Module):
         tgt_mask: Tensor | None = None,
         cache: list[DecoderCache] | None = None,
     ) -> Tensor:
-        """Target ids ``(batch, tgt_len)`` and memory → states ``(batch, tgt_len, d_model)``.
+        """Target ids ``(batch, tgt_len)`` and memory ``(batch, src_len, d_model)`` → logits
+        ``(batch, tgt_len, tgt_vocab)``: raw scores, no softmax (as ``decode`` in exercise 06).
 
         With ``cache`` (from ``self.decoder.new_cache()``), ``tgt`` holds only the new tokens;
         their positions continue after the cached ones.
         """
         start = cache[0].length if cache else 0
-        return self.decoder(
+        states = self.decoder(
             self.positional(self.tgt_embed(tgt), start), memory, src_mask, tgt_mask, cache
         )
+        return self.generator(states)
 
     def forward(
         self,
@@ -114,8 +117,7 @@ class Transformer(nn.Module):
         Masks are boolean (``True`` = may attend); ``None`` means no masking, as in
         ``torch.nn.Transformer``. ``make_masks`` builds the usual padding and causal masks.
         """
-        memory = self.encode(src, src_mask)
-        return self.generator(self.decode(tgt, memory, src_mask, tgt_mask))
+        return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
 
     def make_masks(self, src: Tensor, tgt: Tensor) -> tuple[Tensor, Tensor]:
         """``(src_mask (batch, 1, 1, src_len), tgt_mask (batch, 1, tgt_len, tgt_len))``."""
@@ -124,7 +126,7 @@ class Transformer(nn.Module):
     def record_attention(self, on: bool = True) -> None:
         """Make every attention module keep its last weights (``.last_weights``) for plots."""
         for module in self.modules():
-            if hasattr(module, "record_weights"):
+            if isinstance(module, MultiHeadAttention):
                 module.record_weights = on
                 if not on:
                     module.last_weights = None
@@ -133,35 +135,13 @@ class Transformer(nn.Module):
         """Number of distinct trainable parameters (a tied matrix counts once)."""
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
-    def checkpoint(self) -> dict:
+    def checkpoint(self) -> dict[str, Any]:
         """A dict with the config and the weights, for ``torch.save``."""
         return {"config": asdict(self.config), "state_dict": self.state_dict()}
 
     @classmethod
-    def from_checkpoint(cls, checkpoint: dict) -> Transformer:
+    def from_checkpoint(cls, checkpoint: dict[str, Any]) -> Transformer:
         """Rebuild a model saved with ``checkpoint()``."""
         model = cls(TransformerConfig(**checkpoint["config"]))
         model.load_state_dict({k: v.float() for k, v in checkpoint["state_dict"].items()})
         return model
-
-    @torch.no_grad()
-    def load_torch_transformer(
-        self,
-        torch_transformer: nn.Transformer,
-        src_embedding: nn.Embedding | None = None,
-        tgt_embedding: nn.Embedding | None = None,
-        generator: nn.Linear | None = None,
-    ) -> None:
-        """Copy the encoder and decoder of a same-sized ``torch.nn.Transformer`` (and, when given,
-        the embeddings and output layer) into this model."""
-        # nn.Transformer ends both stacks with a LayerNorm even when post-norm, so take its
-        # stacks whole rather than loading into ours.
-        self.encoder = Encoder.from_torch(torch_transformer.encoder).train(self.training)
-        self.decoder = Decoder.from_torch(torch_transformer.decoder).train(self.training)
-        for ours, theirs in [
-            (self.src_embed.embedding, src_embedding),
-            (self.tgt_embed.embedding, tgt_embedding),
-            (self.generator, generator),
-        ]:
-            if theirs is not None:
-                ours.load_state_dict(theirs.state_dict())

@@ -25,7 +25,7 @@ class KVCache:
 
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows ``index`` (beam search reshuffles its hypotheses each step)."""
-        if self.key is not None:
+        if self.key is not None and self.value is not None:
             self.key = self.key.index_select(0, index)
             self.value = self.value.index_select(0, index)
 
@@ -93,13 +93,13 @@ class MultiHeadAttention(nn.Module):
                 f"{tuple(query.shape)}"
             )
         q = split_heads(self.q_proj(query), self.num_heads)
-        if cache is not None and cache.static and cache.key is not None:
+        if cache is not None and cache.static and cache.key is not None and cache.value is not None:
             k, v = cache.key, cache.value
         else:
             k = split_heads(self.k_proj(key), self.num_heads)
             v = split_heads(self.v_proj(value), self.num_heads)
             if cache is not None:
-                if not cache.static and cache.key is not None:
+                if not cache.static and cache.key is not None and cache.value is not None:
                     k = torch.cat([cache.key, k], dim=2)
                     v = torch.cat([cache.value, v], dim=2)
                 cache.key, cache.value = k, v
@@ -113,42 +113,3 @@ class MultiHeadAttention(nn.Module):
             p = self.dropout.p if self.training else 0.0
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         return self.out_proj(merge_heads(out))
-
-    @classmethod
-    def from_torch(cls, torch_mha: nn.MultiheadAttention) -> MultiHeadAttention:
-        """A copy of ``torch.nn.MultiheadAttention`` (equal sizes, biases, batch_first).
-
-        Its packed ``in_proj_weight`` (3·d_model, d_model) holds W_Q, W_K, W_V stacked.
-        """
-        if not torch_mha._qkv_same_embed_dim or torch_mha.in_proj_bias is None:
-            raise ValueError(
-                "from_torch needs nn.MultiheadAttention with kdim = vdim = embed_dim and bias=True"
-            )
-        if torch_mha.bias_k is not None:
-            raise ValueError("from_torch does not support add_bias_kv=True")
-        if not torch_mha.batch_first:
-            raise ValueError("from_torch needs batch_first=True (this course is batch-first)")
-        mha = cls(torch_mha.embed_dim, torch_mha.num_heads, torch_mha.dropout)
-        mha.load_torch_weights(torch_mha)
-        return mha.train(torch_mha.training)
-
-    @torch.no_grad()
-    def load_torch_weights(self, torch_mha: nn.MultiheadAttention) -> None:
-        """Copy the weights of a same-sized ``nn.MultiheadAttention`` into this module."""
-        if (torch_mha.embed_dim, torch_mha.num_heads) != (self.d_model, self.num_heads):
-            raise ValueError(
-                f"size mismatch: torch module has embed_dim={torch_mha.embed_dim}, "
-                f"num_heads={torch_mha.num_heads}; this one d_model={self.d_model}, "
-                f"num_heads={self.num_heads}"
-            )
-        w_q, w_k, w_v = torch_mha.in_proj_weight.chunk(3)
-        b_q, b_k, b_v = torch_mha.in_proj_bias.chunk(3)
-        for proj, w, b in [
-            (self.q_proj, w_q, b_q),
-            (self.k_proj, w_k, b_k),
-            (self.v_proj, w_v, b_v),
-        ]:
-            proj.weight.copy_(w)
-            proj.bias.copy_(b)
-        self.out_proj.weight.copy_(torch_mha.out_proj.weight)
-        self.out_proj.bias.copy_(torch_mha.out_proj.bias)

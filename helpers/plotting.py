@@ -18,6 +18,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -34,7 +35,7 @@ ANNOTATE_MAX_SIZE = 8  # annotate cell values when both sides of the matrix are 
 
 _FONT_SUFFIXES = (".otf", ".ttf", ".ttc")
 
-ArrayLike = torch.Tensor | np.ndarray | Sequence
+ArrayLike = torch.Tensor | np.ndarray | Sequence[Any]
 
 
 # ----------------------------------------------------------------------------------------------

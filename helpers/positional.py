@@ -35,6 +35,8 @@ def check_length(seq_len: int, start: int, max_len: int) -> None:
 class PositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal table to embeddings ``(batch, seq, d_model)``, then dropout."""
 
+    pe: Tensor  # (max_len, d_model), a buffer
+
     def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0) -> None:
         super().__init__()
         self.max_len = max_len

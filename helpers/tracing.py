@@ -85,12 +85,14 @@ def trace_shapes(
     handles: list[RemovableHandle] = []
 
     def make_hooks(name: str, depth: int) -> tuple[Callable[..., None], Callable[..., None]]:
-        def pre_hook(module: nn.Module, args: tuple, kw: dict) -> None:
+        def pre_hook(module: nn.Module, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
             open_calls.setdefault(id(module), []).append(len(records))
             shapes = _shapes(args) + _shapes(kw)
             records.append(ShapeRecord(name, type(module).__name__, depth, shapes, []))
 
-        def post_hook(module: nn.Module, args: tuple, kw: dict, output: Any) -> None:
+        def post_hook(
+            module: nn.Module, args: tuple[Any, ...], kw: dict[str, Any], output: Any
+        ) -> None:
             records[open_calls[id(module)].pop()].output_shapes = _shapes(output)
 
         return pre_hook, post_hook

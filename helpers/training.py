@@ -12,16 +12,16 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 
+from .attention import padding_mask, target_mask
 from .decoding import greedy_decode
 from .model import Transformer
 
 
 class Batch(Protocol):
-    """What the training loop needs of a batch: ids ``(batch, len)``."""
+    """What the training loop needs of a batch: ids ``(batch, len)``, padded."""
 
     src: Tensor  # source ids
-    tgt_in: Tensor  # BOS + target[:-1]: what the decoder reads (teacher forcing)
-    tgt_out: Tensor  # target, ending in EOS: what it must predict
+    tgt_out: Tensor  # target, ending in EOS: what the decoder must predict
 
 
 def seed_everything(seed: int) -> None:
@@ -66,20 +66,31 @@ def sequence_loss(
 
 def train_step(
     model: Transformer,
-    batch: Batch,
     optimizer: torch.optim.Optimizer,
-    scheduler: LambdaLR | None = None,
+    src: Tensor,
+    tgt: Tensor,
+    pad_id: int | None = None,
+    bos_id: int = 1,
     label_smoothing: float = 0.1,
+    *,
+    scheduler: LambdaLR | None = None,
     clip_norm: float | None = 1.0,
 ) -> float:
-    """One teacher-forced step: the whole target in one forward pass, backward, update.
+    """One teacher-forced update: the whole target in one forward pass, backward, step.
 
-    Returns the loss.
+    ``src (batch, src_len)`` and ``tgt (batch, tgt_len)`` are ids padded with ``pad_id``
+    (default ``model.config.pad_id``); ``tgt`` holds the labels, each row ending with EOS. The
+    decoder reads ``tgt`` shifted right behind ``bos_id``. Returns the loss as a Python float.
+    The same contract as exercise 06's ``train_step``, plus an optional ``scheduler`` (stepped
+    after the update) and gradient clipping to ``clip_norm`` (``None``: no clipping).
     """
+    if pad_id is None:
+        pad_id = model.config.pad_id
     model.train()
-    src_mask, tgt_mask = model.make_masks(batch.src, batch.tgt_in)
-    logits = model(batch.src, batch.tgt_in, src_mask, tgt_mask)
-    loss = sequence_loss(logits, batch.tgt_out, model.config.pad_id, label_smoothing)
+    tgt_in = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], dim=1)
+    src_mask, tgt_mask = padding_mask(src, pad_id), target_mask(tgt_in, pad_id)
+    logits = model(src, tgt_in, src_mask, tgt_mask)
+    loss = sequence_loss(logits, tgt, pad_id, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if clip_norm is not None:
@@ -100,15 +111,27 @@ def train(
     clip_norm: float | None = 1.0,
     progress: bool = True,
     should_stop: Callable[[int, float], bool] | None = None,
+    bos_id: int = 1,
 ) -> list[float]:
     """Run ``train_step`` over ``batches`` (at most ``steps`` of them) and return the loss history.
 
     ``should_stop(step, loss)`` is asked after every step; returning True ends training early.
+    Each batch's ``tgt_out`` is the ``tgt`` of ``train_step``; the decoder input is rebuilt from it
+    behind ``bos_id``.
     """
     history: list[float] = []
     bar = tqdm(total=steps, disable=not progress, desc="training", leave=False)
     for step, batch in enumerate(batches, start=1):
-        loss = train_step(model, batch, optimizer, scheduler, label_smoothing, clip_norm)
+        loss = train_step(
+            model,
+            optimizer,
+            batch.src,
+            batch.tgt_out,
+            bos_id=bos_id,
+            label_smoothing=label_smoothing,
+            scheduler=scheduler,
+            clip_norm=clip_norm,
+        )
         history.append(loss)
         bar.update()
         bar.set_postfix(loss=f"{loss:.3f}")

@@ -1,11 +1,12 @@
 """Tests of the book as published: no solution leaks into _build/html; chapters stored executed.
 
 The leak test reads the HTML site that `make book` writes to _build/html (`make test` builds
-it first). It takes every code line of the solution regions (### BEGIN SOLUTION ... ### END
-SOLUTION) and hidden-test regions (### BEGIN HIDDEN TESTS ... ### END HIDDEN TESTS) of the
-nbgrader source notebooks under solutions/, and asserts that none of them appears anywhere in
-the built site: in the HTML pages (as text, after removing syntax-highlighting tags), in the
-page sources under _sources/, or in the downloadable notebooks.
+it first). It takes the secret lines of the nbgrader source notebooks under solutions/ (code
+of the solution and hidden-test regions, as the course's one leak scanner, `course.leaks`,
+defines them: the scanner that `check-release` runs on exercises/), and asserts that none of
+them appears anywhere in the built site: in the HTML pages (as text, after removing
+syntax-highlighting tags), in the page sources under _sources/, or in the downloadable
+notebooks.
 """
 
 from __future__ import annotations
@@ -18,106 +19,30 @@ from pathlib import Path
 import pytest
 import yaml
 
+from course.leaks import MIN_LINE_LENGTH, find_leaks, leaked_lines, notebook_text, secret_lines
+
 ROOT = Path(__file__).resolve().parents[1]
 HTML_ROOT = ROOT / "_build" / "html"
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 CHAPTERS = ROOT / "chapters"
-
-MIN_LINE_LENGTH = 25  # shorter lines (`return out`, `pass`) are too common to mean a leak
-# Generic lines that a solution may share with any code, so they reveal nothing.
-NOT_SECRET = {"start = time.perf_counter()"}
 HELPERS = ROOT / "helpers"
-REGIONS = [
-    ("### BEGIN SOLUTION", "### END SOLUTION"),
-    ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
-]
-TEXT_SUFFIXES = {".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".xml"}
-_TAG = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
 
 
 # ----------------------------------------------------------------------------------------------
-# the scanner
-
-
-def _normalize(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
-def _cell_sources(notebook: Path) -> list[str]:
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
-
-
-def secret_lines(solution_nb: Path, student_nb: Path | None = None, public: str = "") -> set[str]:
-    """Code lines of `solution_nb`'s solution and hidden-test regions worth searching for.
-
-    Left out, as not secret: lines shorter than MIN_LINE_LENGTH (after stripping), comments,
-    NOT_SECRET, and lines that occur anywhere in the student version `student_nb` (when given
-    and present; a hint may quote a line inside a sentence) or in the text `public` (e.g. the
-    source of the published reference implementation in helpers/).
-    """
-    found: set[str] = set()
-    for source in _cell_sources(solution_nb):
-        inside = None
-        for raw in source.splitlines():
-            line = raw.strip()
-            if inside is None:
-                inside = next((end for begin, end in REGIONS if line.startswith(begin)), None)
-            elif line.startswith(inside):
-                inside = None
-            elif len(line) >= MIN_LINE_LENGTH and not line.startswith("#"):
-                found.add(_normalize(line))
-    if student_nb is not None and student_nb.exists():
-        public += "\n" + "\n".join(_cell_sources(student_nb))
-    public = _normalize(public)
-    return {line for line in found - NOT_SECRET if line not in public}
+# what the course publishes anyway
 
 
 def helpers_source() -> str:
     """The source of the helpers package, which the course publishes as its reference."""
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(HELPERS.glob("*.py")))
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(HELPERS.rglob("*.py")))
 
 
 def released_source() -> str:
     """The code of every released exercise: a line that one exercise shows is public, even
     where another notebook has the same line in a hidden test."""
     notebooks = sorted(EXERCISES.rglob("*.ipynb")) if EXERCISES.is_dir() else []
-    return "\n".join(s for nb in notebooks for s in _cell_sources(nb))
-
-
-def _site_text(path: Path) -> str:
-    """What a reader can see in one file of the site, whitespace-normalized."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if path.suffix == ".html":
-        text = html.unescape(_TAG.sub("", text))
-    elif path.suffix == ".ipynb":
-        notebook = json.loads(text)
-        parts = []
-        for cell in notebook.get("cells", []):
-            parts.append("".join(cell.get("source", "")))
-            for output in cell.get("outputs", []):
-                parts.append("".join(output.get("text", "")))
-                for value in output.get("data", {}).values():
-                    parts.append("".join(value) if isinstance(value, list) else str(value))
-        text = "\n".join(parts)
-    return _normalize(text)
-
-
-def find_leaks(lines: set[str], site: Path) -> dict[str, list[str]]:
-    """{secret line: [site files (relative) that contain it]} for the lines found in `site`."""
-    leaks: dict[str, list[str]] = {}
-    if not lines:
-        return leaks
-    for path in sorted(site.rglob("*")):
-        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
-            continue
-        text = _site_text(path)
-        for line in lines:
-            if line in text:
-                leaks.setdefault(line, []).append(str(path.relative_to(site)))
-    return leaks
+    return "\n".join(notebook_text(nb) for nb in notebooks)
 
 
 def _solution_notebooks() -> list[Path]:
@@ -161,15 +86,28 @@ def _write_notebook(path: Path, sources: list[str]) -> Path:
 def test_secret_lines_keep_long_solution_and_hidden_test_lines(tmp_path):
     solution = _write_notebook(tmp_path / "sol.ipynb", [SOLUTION_CELL, HIDDEN_CELL])
     student = _write_notebook(tmp_path / "student.ipynb", [STUDENT_CELL])
-    lines = secret_lines(solution, student)
+    lines = secret_lines(solution, notebook_text(student))
     assert SECRET in lines
     assert "assert torch.allclose(attend(q, k, v, None), expected_hidden_output)" in lines
     # in the student version too, so not secret; and too short to search for
     assert "scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))" not in lines
+    assert len("return weights @ v") < MIN_LINE_LENGTH
     assert "return weights @ v" not in lines
     assert secret_lines(solution) >= lines  # without a student version nothing is removed
     # quoted inside a sentence of the public text: not secret either
-    assert SECRET not in secret_lines(solution, student, public=f"Hint: use `{SECRET}`.")
+    hint = f"Hint: use `{SECRET}`."
+    assert SECRET not in secret_lines(solution, notebook_text(student) + "\n" + hint)
+
+
+def test_check_release_uses_the_same_scanner(tmp_path):
+    """`check-release` flags a student version that has a secret line, and only then."""
+    solution = _write_notebook(tmp_path / "sol.ipynb", [SOLUTION_CELL, HIDDEN_CELL])
+    generated = "def attend(q, k, v, mask):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+    student = _write_notebook(tmp_path / "student.ipynb", [generated])
+    assert leaked_lines(solution, student) == []
+    leaky = _write_notebook(tmp_path / "leaky.ipynb", [generated + "\n    " + SECRET])
+    assert leaked_lines(solution, leaky) == [SECRET]
+    assert set(leaked_lines(solution, solution)) == secret_lines(solution)
 
 
 def test_find_leaks_sees_a_line_through_syntax_highlighting(tmp_path):
@@ -192,6 +130,7 @@ def test_find_leaks_sees_a_line_through_syntax_highlighting(tmp_path):
 # the real site
 
 
+@pytest.mark.slow  # reads the built book (make book)
 def test_built_site_contains_no_solution_text():
     notebooks = _solution_notebooks()
     if not notebooks:
@@ -201,7 +140,7 @@ def test_built_site_contains_no_solution_text():
     public = helpers_source() + "\n" + released_source()
     for notebook in notebooks:
         student = EXERCISES / notebook.relative_to(SOLUTIONS)
-        lines = secret_lines(notebook, student, public)
+        lines = secret_lines(notebook, notebook_text(student) + "\n" + public)
         for line, files in find_leaks(lines, HTML_ROOT).items():
             problems.append(f"{notebook.relative_to(ROOT)}: {line!r} appears in {files}")
     assert not problems, "solution text published in _build/html:\n" + "\n".join(problems)

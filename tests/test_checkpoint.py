@@ -1,4 +1,4 @@
-"""The shipped number translator (checkpoints/number_translator.pt) still translates."""
+"""The shipped number translator (helpers/weights/number_translator.pt) still translates."""
 
 import math
 
@@ -7,7 +7,7 @@ import torch
 
 from helpers import exact_match
 from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator, translate_number
-from helpers.data import make_batch, make_number_translation
+from helpers.data import make_number_translation, pairs_to_batch
 
 NUM_CHECKED = 300  # held-out numbers decoded here (the script measured all of them)
 
@@ -62,7 +62,7 @@ def test_heldout_numbers_are_disjoint_from_training(data):
 def test_heldout_exact_match_at_least_95_percent(shipped, data):
     model = shipped[0]
     pairs = data.heldout_pairs[:NUM_CHECKED]
-    batch = make_batch([s for s, _ in pairs], [t for _, t in pairs])
+    batch = pairs_to_batch(pairs)
     accuracy = exact_match(model, batch.src, batch.tgt_out, max_len=batch.tgt_out.size(1) + 2)
     assert accuracy >= 0.95, f"held-out exact match {accuracy:.3f} < 0.95"
 

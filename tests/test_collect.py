@@ -1,16 +1,15 @@
-"""`course.py collect`: any exported folder name, skipped extras, duplicates, archive, report.
+"""`python -m course collect`: any folder name, skipped extras, duplicates, archive, report.
 
 Quick: no nbgrader run. The notebooks are the real solution and exercise of 01_attention; the
-course root is a temporary folder.
+course root is a temporary folder with the repository's solutions/ linked in (collect learns
+the assignments and their notebooks' names there).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import importlib.util
 import re
-import sys
 import unicodedata
 import warnings
 import zipfile
@@ -18,23 +17,26 @@ from pathlib import Path
 
 import pytest
 
+from course.cli import main
+from course.collect import collect
+from course.config import STUDENT_ID, Course, CourseError
+from course.students import student_key, student_slug
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-course = _load("afz_course_collect", REPO / "course.py")
 A1 = "01_attention"
 NB = "attention.ipynb"
 GOOD = (REPO / "solutions" / A1 / NB).read_bytes()
 OTHER = (REPO / "exercises" / A1 / NB).read_bytes()  # also a valid notebook, different bytes
 STAMP = re.compile(r"^\d{8}T\d{6}Z(-\d+)?$")
+
+
+def course_root(root: Path) -> Path:
+    """``root``, created, with the repository's solutions/ linked in: a course root."""
+    root.mkdir(parents=True)
+    (root / "solutions").symlink_to(REPO / "solutions")
+    return root
 
 
 def make_zip(path: Path, members: list[tuple[str, bytes]]) -> Path:
@@ -88,24 +90,24 @@ def test_display_names_map_to_safe_ids():
         "Straße": "strasse",
     }
     for name, sid in cases.items():
-        assert course.student_slug(name) == sid, name
-        assert course.STUDENT_ID.match(sid), sid
+        assert student_slug(name) == sid, name
+        assert STUDENT_ID.match(sid), sid
     # macOS writes decomposed (NFD) names: the same student as the composed form.
     nfd = unicodedata.normalize("NFD", "José García")
     assert nfd != "José García"
-    assert course.student_key(nfd) == course.student_key("JOSÉ GARCÍA")
-    assert course.student_key("Jose Garcia") != course.student_key("José García")
-    assert not course.STUDENT_ID.match("Alice") and not course.STUDENT_ID.match("bad name")
+    assert student_key(nfd) == student_key("JOSÉ GARCÍA")
+    assert student_key("Jose Garcia") != student_key("José García")
+    assert not STUDENT_ID.match("Alice") and not STUDENT_ID.match("bad name")
 
 
 def test_collect_accepts_any_folder_name_and_records_the_ids(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(
         tmp_path / "export",
         {f"José García/{A1}/{NB}": GOOD, f"bad name/{A1}/{NB}": OTHER, f"张伟/{A1}/{NB}": GOOD},
     )
     zhang = "s_" + hashlib.sha1("张伟".encode()).hexdigest()[:8]
-    assert course.collect(src, root) == []
+    assert collect(src, Course(root)) == []
     assert submitted(root, "jose_garcia") == GOOD
     assert submitted(root, "bad_name") == OTHER
     assert submitted(root, zhang) == GOOD
@@ -132,27 +134,26 @@ def test_zip_names_without_the_utf8_flag_are_read_as_utf8(tmp_path):
     zpath.write_bytes(bytes(raw))
     with zipfile.ZipFile(zpath) as zf:
         assert zf.namelist()[0] != name.decode()  # zipfile alone reads it as cp437
-    root = tmp_path / "course"
-    assert course.collect(zpath, root) == []
+    root = course_root(tmp_path / "course")
+    assert collect(zpath, Course(root)) == []
     assert submitted(root, "jose_garcia") == GOOD
     assert students(root) == [("jose_garcia", "José García")]
 
 
 def test_mapping_is_persisted_and_stable_across_collects(tmp_path):
-    root = tmp_path / "course"
-    root.mkdir()
+    root = course_root(tmp_path / "course")
     # An instructor's own row is honoured.
     (root / "students.csv").write_text("student_id,name\nzoe_w,Zoë Winter\n", encoding="utf-8")
     src1 = make_folder(
         tmp_path / "w1", {f"José García/{A1}/{NB}": GOOD, f"Zoë Winter/{A1}/{NB}": GOOD}
     )
-    course.collect(src1, root)
+    collect(src1, Course(root))
     assert submitted(root, "zoe_w") == GOOD and not (root / "submitted/zoe_winter").exists()
     # Another name with the same slug gets _2; the first name keeps its id, in any case.
     src2 = make_folder(
         tmp_path / "w2", {f"Jose Garcia/{A1}/{NB}": OTHER, f"JOSÉ GARCÍA/{A1}/{NB}": OTHER}
     )
-    course.collect(src2, root)
+    collect(src2, Course(root))
     assert submitted(root, "jose_garcia_2") == OTHER
     assert submitted(root, "jose_garcia") == OTHER  # the second collect of José García
     ids = {r["name"]: r["student_id"] for r in report(root)}
@@ -162,15 +163,15 @@ def test_mapping_is_persisted_and_stable_across_collects(tmp_path):
         ("jose_garcia", "José García"),
         ("jose_garcia_2", "Jose Garcia"),
     ]
-    course.collect(src2, root)  # nothing new: students.csv unchanged
+    collect(src2, Course(root))  # nothing new: students.csv unchanged
     assert len(students(root)) == 3
 
 
 def test_a_valid_id_keeps_itself_before_a_derived_one_takes_it(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     # "Bad Name" sorts first but must not take "bad_name" from the folder called bad_name.
     src = make_folder(tmp_path / "src", {f"Bad Name/{A1}/{NB}": GOOD, f"bad_name/{A1}/{NB}": OTHER})
-    course.collect(src, root)
+    collect(src, Course(root))
     assert submitted(root, "bad_name") == OTHER
     assert submitted(root, "bad_name_2") == GOOD
 
@@ -179,7 +180,7 @@ def test_a_valid_id_keeps_itself_before_a_derived_one_takes_it(tmp_path):
 # case variants and duplicates
 # ---------------------------------------------------------------------------------------
 def test_case_variants_in_one_zip_are_refused_as_two_files_and_both_kept(tmp_path, capsys):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     zpath = make_zip(
         tmp_path / "batch.zip",
         [
@@ -188,7 +189,7 @@ def test_case_variants_in_one_zip_are_refused_as_two_files_and_both_kept(tmp_pat
             (f"batch/alice/{A1}/{NB}", GOOD),
         ],
     )
-    rejected = course.collect(zpath, root)
+    rejected = collect(zpath, Course(root))
     assert submitted(root, "alice") == GOOD
     assert not (root / "submitted/e_case").exists()
     assert [r.student for r in rejected] == ["e_case", "e_case"]
@@ -205,9 +206,9 @@ def test_case_variants_in_one_zip_are_refused_as_two_files_and_both_kept(tmp_pat
 
 
 def test_case_variants_in_two_collects_are_one_student(tmp_path):
-    root = tmp_path / "course"
-    course.collect(make_zip(tmp_path / "1.zip", [(f"E_case/{A1}/{NB}", GOOD)]), root)
-    course.collect(make_zip(tmp_path / "2.zip", [(f"e_case/{A1}/{NB}", OTHER)]), root)
+    root = course_root(tmp_path / "course")
+    collect(make_zip(tmp_path / "1.zip", [(f"E_case/{A1}/{NB}", GOOD)]), Course(root))
+    collect(make_zip(tmp_path / "2.zip", [(f"e_case/{A1}/{NB}", OTHER)]), Course(root))
     assert [p.name for p in (root / "submitted").iterdir()] == ["e_case"]
     assert submitted(root, "e_case") == OTHER
     (old,) = (root / "archive/e_case" / A1).iterdir()
@@ -216,10 +217,10 @@ def test_case_variants_in_two_collects_are_one_student(tmp_path):
 
 
 def test_the_same_member_twice_in_a_zip_is_refused_and_both_copies_kept(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     name = f"alice/{A1}/{NB}"
     zpath = make_zip(tmp_path / "dup.zip", [(name, GOOD), (name, OTHER), (f"bob/{A1}/{NB}", GOOD)])
-    rejected = course.collect(zpath, root)
+    rejected = collect(zpath, Course(root))
     assert not (root / "submitted/alice").exists()
     assert submitted(root, "bob") == GOOD
     assert [(r.student, r.kept_as) for r in rejected] == [
@@ -234,10 +235,10 @@ def test_the_same_member_twice_in_a_zip_is_refused_and_both_copies_kept(tmp_path
 
 
 def test_a_duplicate_leaves_the_earlier_submission_alone(tmp_path):
-    root = tmp_path / "course"
-    course.collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), root)
+    root = course_root(tmp_path / "course")
+    collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), Course(root))
     name = f"alice/{A1}/{NB}"
-    course.collect(make_zip(tmp_path / "dup.zip", [(name, OTHER), (name, OTHER)]), root)
+    collect(make_zip(tmp_path / "dup.zip", [(name, OTHER), (name, OTHER)]), Course(root))
     assert submitted(root, "alice") == GOOD
     assert not (root / "archive").exists()
     kept = sorted(p.name for p in (root / "rejected/alice" / A1).iterdir())
@@ -245,10 +246,10 @@ def test_a_duplicate_leaves_the_earlier_submission_alone(tmp_path):
 
 
 def test_a_later_rejection_does_not_overwrite_an_earlier_kept_file(tmp_path):
-    root = tmp_path / "course"
-    course.collect(make_folder(tmp_path / "w1", {f"bob/{A1}/{NB}": b"{ first"}), root)
-    course.collect(make_folder(tmp_path / "w2", {f"bob/{A1}/{NB}": b"{ second"}), root)
-    course.collect(make_folder(tmp_path / "w3", {f"bob/{A1}/{NB}": b"{ second"}), root)  # again
+    root = course_root(tmp_path / "course")
+    collect(make_folder(tmp_path / "w1", {f"bob/{A1}/{NB}": b"{ first"}), Course(root))
+    collect(make_folder(tmp_path / "w2", {f"bob/{A1}/{NB}": b"{ second"}), Course(root))
+    collect(make_folder(tmp_path / "w3", {f"bob/{A1}/{NB}": b"{ second"}), Course(root))  # again
     folder = root / "rejected/bob" / A1
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == {
         NB: b"{ first",
@@ -260,7 +261,7 @@ def test_a_later_rejection_does_not_overwrite_an_earlier_kept_file(tmp_path):
 # skipped files
 # ---------------------------------------------------------------------------------------
 def test_extra_folders_other_files_and_unknown_assignments_are_skipped(tmp_path, capsys):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(
         tmp_path / "export",
         {
@@ -275,7 +276,7 @@ def test_extra_folders_other_files_and_unknown_assignments_are_skipped(tmp_path,
             ".DS_Store": b"\0",
         },
     )
-    assert course.collect(src, root) == []
+    assert collect(src, Course(root)) == []
     assert submitted(root, "alice") == GOOD
     assert [p.name for p in (root / "submitted").iterdir()] == ["alice"]
     assert [p.name for p in (root / "submitted/alice").iterdir()] == [A1]
@@ -291,7 +292,7 @@ def test_extra_folders_other_files_and_unknown_assignments_are_skipped(tmp_path,
     assert "not a notebook" in rows[f"alice/{A1}/notes.txt"]["reason"]
     unknown = rows[f"alice/99_bonus/{NB}"]
     assert "unknown assignment folder '99_bonus'" in unknown["reason"]
-    assert all(a in unknown["reason"] for a in course.assignments())
+    assert all(a in unknown["reason"] for a in Course(REPO).assignments())
     assert "not in a student folder" in rows["README.txt"]["reason"]
     assert rows[".DS_Store"]["reason"] == "system file, ignored"
     out = capsys.readouterr().out
@@ -304,11 +305,11 @@ def test_extra_folders_other_files_and_unknown_assignments_are_skipped(tmp_path,
 
 
 def test_with_assignment_a_deeper_layout_is_skipped_not_fatal(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(
         tmp_path / "dl", {f"erin/{NB}": GOOD, f"frank/{A1}/{NB}": OTHER, f"gus/{NB}": OTHER}
     )
-    assert course.collect(src, root, assignment=A1) == []
+    assert collect(src, Course(root), assignment=A1) == []
     assert submitted(root, "erin") == GOOD and submitted(root, "gus") == OTHER
     assert not (root / "submitted/frank").exists()
     (frank,) = [r for r in report(root) if r["name"] == "frank"]
@@ -316,36 +317,36 @@ def test_with_assignment_a_deeper_layout_is_skipped_not_fatal(tmp_path):
 
 
 def test_nothing_usable_raises_and_says_the_layout(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(tmp_path / "src", {"notes.txt": b"x", f"alice/deep/er/{NB}": GOOD})
-    with pytest.raises(course.CourseError, match=r"<student>/<assignment>/<notebook>\.ipynb"):
-        course.collect(src, root)
+    with pytest.raises(CourseError, match=r"<student>/<assignment>/<notebook>\.ipynb"):
+        collect(src, Course(root))
     assert len(report(root)) == 2  # the report says what was skipped
-    with pytest.raises(course.CourseError, match="nothing to collect"):
-        course.collect(make_zip(tmp_path / "empty.zip", []), root)
-    with pytest.raises(course.CourseError, match="does not exist"):
-        course.collect(tmp_path / "missing.zip", root)
+    with pytest.raises(CourseError, match="nothing to collect"):
+        collect(make_zip(tmp_path / "empty.zip", []), Course(root))
+    with pytest.raises(CourseError, match="does not exist"):
+        collect(tmp_path / "missing.zip", Course(root))
     (tmp_path / "plain.txt").write_text("x")
-    with pytest.raises(course.CourseError, match="neither a folder nor a .zip"):
-        course.collect(tmp_path / "plain.txt", root)
-    with pytest.raises(course.CourseError, match="unknown assignment"):
-        course.collect(src, root, assignment="99_nothing")
+    with pytest.raises(CourseError, match="neither a folder nor a .zip"):
+        collect(tmp_path / "plain.txt", Course(root))
+    with pytest.raises(CourseError, match="unknown assignment"):
+        collect(src, Course(root), assignment="99_nothing")
 
 
 def test_only_rejections_is_not_an_error(tmp_path, capsys):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(tmp_path / "src", {f"bob/{A1}/{NB}": b"{ oops"})
-    assert course.main(["--root", str(root), "collect", str(src)]) == 0
+    assert main(["--root", str(root), "collect", str(src)]) == 0
     out = capsys.readouterr().out
     assert "REJECTED" in out and "not valid JSON" in out and "collected 0 file(s)" in out
-    assert course.main(["--root", str(root), "collect", str(src), "--assignment", "99_x"]) == 2
+    assert main(["--root", str(root), "collect", str(src), "--assignment", "99_x"]) == 2
 
 
 # ---------------------------------------------------------------------------------------
 # unsafe and oversized zip members
 # ---------------------------------------------------------------------------------------
 def test_an_unsafe_member_is_rejected_alone(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     zpath = make_zip(
         tmp_path / "evil.zip",
         [
@@ -355,7 +356,7 @@ def test_an_unsafe_member_is_rejected_alone(tmp_path):
             (f"bob/{A1}/../../../escaped.ipynb", OTHER),
         ],
     )
-    rejected = course.collect(zpath, root)
+    rejected = collect(zpath, Course(root))
     assert submitted(root, "alice") == GOOD
     assert len(rejected) == 3
     assert all("unsafe path" in r.reason and r.kept_as == "" for r in rejected)
@@ -365,31 +366,31 @@ def test_an_unsafe_member_is_rejected_alone(tmp_path):
 
 
 def test_an_oversized_member_is_refused_without_extracting_it(tmp_path, monkeypatch):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", str(len(GOOD) / 2**20 + 0.001))
     big = GOOD + b" " * 4096  # still valid JSON, just over the limit
     zpath = tmp_path / "bomb.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"alice/{A1}/{NB}", GOOD)
         zf.writestr(f"mallory/{A1}/{NB}", big)
-    (r,) = course.collect(zpath, root)
+    (r,) = collect(zpath, Course(root))
     assert (
         r.student == "mallory" and "larger than" in r.reason and "AFZ_MAX_NOTEBOOK_MB" in r.reason
     )
     assert r.kept_as == "" and not (root / "rejected").exists()
     assert not (root / "submitted/mallory").exists() and submitted(root, "alice") == GOOD
     monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", "lots")
-    with pytest.raises(course.CourseError, match="AFZ_MAX_NOTEBOOK_MB"):
-        course.collect(zpath, root)
+    with pytest.raises(CourseError, match="AFZ_MAX_NOTEBOOK_MB"):
+        collect(zpath, Course(root))
 
 
 # ---------------------------------------------------------------------------------------
 # archive and unchanged
 # ---------------------------------------------------------------------------------------
 def test_a_second_collect_archives_the_first(tmp_path, capsys):
-    root = tmp_path / "course"
-    course.collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), root)
-    assert course.collect(make_folder(tmp_path / "w2", {f"alice/{A1}/{NB}": OTHER}), root) == []
+    root = course_root(tmp_path / "course")
+    collect(make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD}), Course(root))
+    assert collect(make_folder(tmp_path / "w2", {f"alice/{A1}/{NB}": OTHER}), Course(root)) == []
     assert submitted(root, "alice") == OTHER
     (stamp,) = (root / "archive/alice" / A1).iterdir()
     assert STAMP.match(stamp.name), stamp.name
@@ -401,7 +402,7 @@ def test_a_second_collect_archives_the_first(tmp_path, capsys):
     (row,) = report(root)
     assert row["outcome"] == "accepted" and f"archive/alice/{A1}/{stamp.name}" in row["reason"]
     # A third version in the same second gets its own archive folder too.
-    course.collect(make_folder(tmp_path / "w3", {f"alice/{A1}/{NB}": GOOD}), root)
+    collect(make_folder(tmp_path / "w3", {f"alice/{A1}/{NB}": GOOD}), Course(root))
     versions = sorted((root / "archive/alice" / A1).iterdir())
     assert len(versions) == 2 and all(STAMP.match(v.name) for v in versions)
     assert {(v / NB).read_bytes() for v in versions} == {GOOD, OTHER}
@@ -409,12 +410,12 @@ def test_a_second_collect_archives_the_first(tmp_path, capsys):
 
 
 def test_an_identical_recollect_is_unchanged(tmp_path, capsys):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     src = make_folder(tmp_path / "w1", {f"alice/{A1}/{NB}": GOOD, f"bob/{A1}/{NB}": GOOD})
-    course.collect(src, root)
+    collect(src, Course(root))
     (src / "bob" / A1 / NB).write_bytes(OTHER)
     capsys.readouterr()
-    course.collect(src, root)
+    collect(src, Course(root))
     outcomes = {r["student_id"]: r["outcome"] for r in report(root)}
     assert outcomes == {"alice": "unchanged", "bob": "accepted"}
     assert [p.name for p in (root / "archive").iterdir()] == ["bob"]
@@ -427,7 +428,7 @@ def test_an_identical_recollect_is_unchanged(tmp_path, capsys):
 # the reports
 # ---------------------------------------------------------------------------------------
 def test_report_lists_every_file_and_history_keeps_every_collect(tmp_path):
-    root = tmp_path / "course"
+    root = course_root(tmp_path / "course")
     zpath = make_zip(
         tmp_path / "batch.zip",
         [
@@ -437,7 +438,7 @@ def test_report_lists_every_file_and_history_keeps_every_collect(tmp_path):
             (f"batch/dave/{A1}/slides.pdf", b"%PDF"),
         ],
     )
-    course.collect(zpath, root)
+    collect(zpath, Course(root))
     with (root / "reports/collect.csv").open(encoding="utf-8") as f:
         assert f.readline().strip() == (
             "source_path,name,student_id,assignment,file,outcome,reason,kept_as"
@@ -456,7 +457,7 @@ def test_report_lists_every_file_and_history_keeps_every_collect(tmp_path):
     assert rows[1]["kept_as"] == f"rejected/bob/{A1}/attention (1).ipynb"
     assert (root / rows[1]["kept_as"]).read_bytes() == GOOD
     assert [r["student"] for r in report(root, "collect_rejected.csv")] == ["bob", "carol"]
-    course.collect(make_folder(tmp_path / "w2", {f"erin/{A1}/{NB}": GOOD}), root)
+    collect(make_folder(tmp_path / "w2", {f"erin/{A1}/{NB}": GOOD}), Course(root))
     assert [r["name"] for r in report(root)] == ["erin"]  # collect.csv: this collect only
     history = report(root, "collect_history.csv")
     assert [r["name"] for r in history] == ["Ana Lía", "bob", "carol", "dave", "erin"]

@@ -32,6 +32,7 @@ def test_the_table_is_big_enough(assignment):
     assert ALTERNATIVES.get(assignment), f"{assignment}: no correct alternative solution"
 
 
+@pytest.mark.slow  # grades about 180 notebooks (06 trains a model in each)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_mistakes_lose_points_and_alternatives_keep_them(assignment):
     _, want = grading_cases.notebooks(assignment)

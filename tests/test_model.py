@@ -17,7 +17,8 @@ from helpers import (
     seed_everything,
     train,
 )
-from helpers.data import as_pairs, endless_batches, make_batch, make_copy_task
+from helpers.data import as_pairs, endless_batches, make_copy_task, pairs_to_batch
+from helpers.interop import load_torch_transformer
 
 
 def tiny_config(**overrides) -> TransformerConfig:
@@ -100,7 +101,7 @@ def test_equal_weights_give_nn_transformer_outputs(norm_first):
     src_emb, tgt_emb = nn.Embedding(13, 32), nn.Embedding(13, 32)
     out = nn.Linear(32, 13)
     model = Transformer(c).eval()
-    model.load_torch_transformer(ref, src_emb, tgt_emb, out)
+    load_torch_transformer(model, ref, src_emb, tgt_emb, out)
 
     src = torch.tensor([[5, 6, 7, 8, 0, 0], [5, 6, 7, 8, 9, 10]])
     tgt = torch.tensor([[1, 4, 5, 6, 7], [1, 4, 5, 0, 0]])
@@ -154,7 +155,7 @@ def trained_copy_model():
         label_smoothing=0.0,
         progress=False,
     )
-    test = make_batch(*zip(*as_pairs(*make_copy_task(200, 8, 13, seed=2)), strict=True))
+    test = pairs_to_batch(as_pairs(*make_copy_task(200, 8, 13, seed=2)))
     return model, history, (test.src, test.tgt_out)
 
 

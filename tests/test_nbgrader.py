@@ -1,4 +1,4 @@
-"""The nbgrader assignments, graded by the real nbgrader through the instructor CLI (course.py).
+"""The nbgrader assignments, graded by the real nbgrader through the instructor's tool (course).
 
 Every assignment in solutions/ is picked up. Two classes are graded, each once per session,
 in a temporary course root with 2 worker processes:
@@ -10,48 +10,52 @@ in a temporary course root with 2 worker processes:
 * the *adversarial class* (assignment 01): an infinite loop, a dying kernel, a memory bomb,
   a deleted and an edited test cell, invalid JSON, calls to the reference and to built-ins,
   a monkeypatched checker, beside two control students whose grades must not change.
+
+And the gradebook: the results that parallel workers graded in copies of an SQLite gradebook,
+merged into the main one through nbgrader's API, equal those of a run that graded straight
+into it, field by field (``AFZ_TEST_GRADEBOOK_URL=postgresql://...`` also merges into that
+server database).
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
-import sys
 import zipfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import grading_cases as CASES
 import psutil
 import pytest
 
+from course import autograde as grading
+from course import gradebook, leaks
+from course.autograde import autograde
+from course.collect import collect
+from course.config import Course, CourseError
+from course.release import check_release
+from course.reports import feedback, grades
+from course.runner import Run
+from course.validate import validate, validation_passed
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-course = _load("afz_course", REPO / "course.py")
-CASES = _load("afz_grading_cases", REPO / "tests" / "grading_cases" / "__init__.py")
+COURSE = Course(REPO)
 MISTAKES = CASES.MISTAKES
 # AFZ_TEST_ASSIGNMENTS=01_attention,02_multi_head limits the run while an assignment is drafted.
-ASSIGNMENTS = course.assignments(
+ASSIGNMENTS = COURSE.assignments(
     [a for a in os.environ.get("AFZ_TEST_ASSIGNMENTS", "").split(",") if a] or None
 )
 FULL = "full"
 
 
 def source(assignment: str) -> Path:
-    return REPO / "solutions" / assignment / course.notebook_names(assignment)[0]
+    return REPO / "solutions" / assignment / COURSE.notebook_names(assignment)[0]
 
 
 def exercise(assignment: str) -> Path:
-    return REPO / "exercises" / assignment / course.notebook_names(assignment)[0]
+    return REPO / "exercises" / assignment / COURSE.notebook_names(assignment)[0]
 
 
 def mutate(nb: dict, old: str, new: str) -> dict:
@@ -78,7 +82,7 @@ def insert_cell(nb: dict, after_grade_id: str, code: str) -> dict:
 
 
 def submit(root: Path, student: str, assignment: str, nb: dict | str) -> None:
-    dest = root / "submitted" / student / assignment / course.notebook_names(assignment)[0]
+    dest = root / "submitted" / student / assignment / COURSE.notebook_names(assignment)[0]
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(nb if isinstance(nb, str) else json.dumps(nb, indent=1, ensure_ascii=False))
 
@@ -88,8 +92,11 @@ def read(path: Path) -> dict:
 
 
 def make_root(tmp: Path) -> Path:
+    """A course root in ``tmp`` with the repository's solutions/ and exercises/ linked in
+    (nbgrader's source; the release, against which deleted and edited cells are found)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "solutions").symlink_to(REPO / "solutions")
+    for folder in ("solutions", "exercises"):
+        (tmp / folder).symlink_to(REPO / folder)
     return tmp
 
 
@@ -112,18 +119,31 @@ def by_key(results) -> dict[tuple[str, str], object]:
 # ---------------------------------------------------------------------------------------
 # exercises/ is generated from solutions/
 # ---------------------------------------------------------------------------------------
-def test_exercises_are_a_fresh_generation_without_solutions(tmp_path):
-    problems = course.check_release(make_root(tmp_path / "course"), ASSIGNMENTS)
+@pytest.mark.slow  # nbgrader generates every assignment again
+def test_exercises_are_a_fresh_generation_without_solutions():
+    problems = check_release(COURSE, ASSIGNMENTS)
     assert problems == [], "\n".join(problems)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_leak_check_finds_solution_lines(assignment):
     """The leak check is not vacuous: the source notebook itself leaks its solutions."""
-    assert course.leaked_lines(source(assignment), source(assignment))
-    assert course.leaked_lines(source(assignment), exercise(assignment)) == []
+    assert leaks.leaked_lines(source(assignment), source(assignment))
+    assert leaks.leaked_lines(source(assignment), exercise(assignment)) == []
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_region_has_a_secret_line(assignment):
+    """The leak scanner skips short lines (leaks.MIN_LINE_LENGTH); a solution or hidden-test
+    region that leaked whole must still be found, so each has a line it searches for."""
+    secret = leaks.secret_lines(source(assignment))
+    regions = leaks.regions(source(assignment))
+    assert regions
+    for region in regions:
+        assert secret & set(region), f"{assignment}: no secret line in {region[:3]}"
+
+
+@pytest.mark.slow  # replays each solution notebook
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_test_cell_has_hidden_checks(assignment):
     """Visible checks' values are released (expected_visible.json); a test of visible checks
@@ -164,7 +184,7 @@ def main_class(tmp_path_factory):
             student = {"solution": "solution", "untouched": "untouched"}.get(name, f"case{i}")
             submit(root, student, a, nbs[name])
             names[(a, student)] = name
-    results = course.autograde(ASSIGNMENTS, root, workers=2)
+    results = autograde(ASSIGNMENTS, Course(root), workers=2)
     return root, by_key(results), names
 
 
@@ -213,13 +233,13 @@ def test_nbgrader_and_the_dry_grader_agree(main_class):
 
 def test_feedback_and_grades(main_class):
     root, results, _ = main_class
-    course.feedback(ASSIGNMENTS, root)
+    feedback(ASSIGNMENTS, Course(root))
     for a in ASSIGNMENTS:
         html = root / "feedback" / "solution" / a / source(a).with_suffix(".html").name
         assert html.exists(), f"no feedback for {a}"
         assert "Score" in html.read_text() or "score" in html.read_text()
     out = root / "grades.csv"
-    course.grades(root, out)
+    grades(Course(root), out)
     rows = {(r["assignment"], r["student"]): r for r in csv.DictReader(out.open())}
     for key, r in results.items():
         assert float(rows[key]["score"]) == pytest.approx(r.score), key
@@ -468,7 +488,7 @@ def adversarial_class(tmp_path_factory):
     )
     os.environ["AFZ_CELL_TIMEOUT"] = "20"
     try:
-        results = course.autograde([A1], root, workers=2)
+        results = autograde([A1], Course(root), workers=2)
     finally:
         os.environ.pop("AFZ_CELL_TIMEOUT", None)
     return root, {r.student: r for r in results}
@@ -565,11 +585,144 @@ def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
 
 def test_feedback_shows_the_verdict_not_the_hidden_tests(adversarial_class):
     root, _ = adversarial_class
-    course.feedback([A1], root)
+    feedback([A1], Course(root))
     html = (root / "feedback" / "partial" / A1 / "attention.html").read_text()
     assert "row sums of softmax(scores)" in html  # the first failing check, with its hint
     assert "did you sum over axis 0" in html
     assert "BEGIN HIDDEN TESTS" not in html and "cube = rng(1)" not in html
+
+
+# ---------------------------------------------------------------------------------------
+# The gradebook: workers' copies merged through nbgrader's API equal a direct run
+# ---------------------------------------------------------------------------------------
+DUE = datetime(2026, 3, 1, 12, 0)  # UTC
+# Penalty method "zero": a late notebook's penalty is its whole score (nbgrader's default,
+# "none", would leave every penalty empty and the comparison blind to it).
+LATE_CONFIG = 'c.LateSubmissionPlugin.penalty_method = "zero"\n'
+
+
+def merge_class() -> dict[str, tuple[dict, datetime]]:
+    """student -> (notebook, submitted at): on time, late, late within an extension."""
+    return {
+        "ontime": (read(exercise(A1)), DUE - timedelta(days=1)),
+        "late": (mutate(read(source(A1)), *MISTAKES[A1][0][1:]), DUE + timedelta(hours=5)),
+        "extended": (read(source(A1)), DUE + timedelta(days=1)),
+    }
+
+
+def prepare(url: str, notebook: str) -> None:
+    """What an instructor may have set before grading: a due date, an extension, a manual
+    grade and comment, a flag."""
+    with gradebook.open_gradebook(url) as gb:
+        gb.update_or_create_assignment(A1, duedate=DUE)
+        gb.update_or_create_submission(A1, "extended", extension=timedelta(days=2))
+        gb.update_or_create_submission(A1, "ontime")
+        gb.find_grade("test_softmax", notebook, A1, "ontime").manual_score = 1.5
+        gb.find_comment("softmax", notebook, A1, "ontime").manual_comment = "see me"
+        gb.find_submission_notebook(notebook, A1, "ontime").flagged = True
+        gb.db.commit()
+
+
+def _fields(obj) -> dict:
+    """Every column of a gradebook object but its ids, and what nbgrader computes from them
+    (its ``to_dict``: scores, needs-manual-grade, failed tests)."""
+    from sqlalchemy import inspect
+
+    out = obj.to_dict()
+    out.update({a.key: getattr(obj, a.key) for a in inspect(obj).mapper.column_attrs})
+    return {k: v for k, v in out.items() if k != "id" and not k.endswith("_id")}
+
+
+def gradebook_content(url: str, students: list[str]) -> dict:
+    """The submissions of ``students`` to A1, field by field."""
+    content = {}
+    with gradebook.open_gradebook(url) as gb:
+        for s in students:
+            sub = gb.find_submission(A1, s)
+            content[s] = {
+                "submission": _fields(sub),
+                "late": (sub.total_seconds_late, sub.late_submission_penalty),
+                "student": _fields(sub.student),
+                "notebooks": {
+                    nb.name: {
+                        "notebook": _fields(nb),
+                        "grades": {g.name: _fields(g) for g in nb.grades},
+                        "comments": {c.name: _fields(c) for c in nb.comments},
+                    }
+                    for nb in sub.notebooks
+                },
+            }
+    return content
+
+
+def grade_merge_class(root: Path, workers: int) -> tuple[str, dict]:
+    """Grade ``merge_class`` in ``root`` with ``workers`` workers; (gradebook URL, content)."""
+    course = Course(make_root(root))
+    notebook = source(A1).stem
+    for student, (nb, when) in merge_class().items():
+        submit(root, student, A1, nb)
+        stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        (root / "submitted" / student / A1 / "timestamp.txt").write_text(stamp)
+    url = course.gradebook_url
+    gradebook.register(course, [A1], sorted(merge_class()), url)
+    prepare(url, notebook)
+    results = autograde([A1], course, workers=workers)
+    assert all(r.status == "ok" for r in results), results
+    return url, gradebook_content(url, sorted(merge_class()))
+
+
+@pytest.fixture(scope="session")
+def merge_runs(tmp_path_factory):
+    """The same class graded straight into the gradebook (1 worker) and by 2 workers in
+    copies of it, merged: {"direct": (url, content), "merged": (url, content)}."""
+    config = tmp_path_factory.mktemp("jupyter_config")
+    (config / "nbgrader_config.py").write_text(LATE_CONFIG)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_CONFIG_DIR", str(config))
+        return {
+            "direct": grade_merge_class(tmp_path_factory.mktemp("direct"), workers=1),
+            "merged": grade_merge_class(tmp_path_factory.mktemp("merged"), workers=2),
+        }
+
+
+# nbgrader's add_submission under SQLAlchemy 2 (prepare, and merge into an empty gradebook)
+QUIET_SA = "ignore:Object of type .* not in session:sqlalchemy.exc.SAWarning"
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_merged_gradebook_equals_a_direct_run(merge_runs):
+    direct, merged = merge_runs["direct"][1], merge_runs["merged"][1]
+    assert merged == direct
+    # ... and the content compared is the one that matters, not empty or all defaults
+    notebook = source(A1).stem
+    ontime, late, extended = (direct[s]["notebooks"][notebook] for s in merge_class())
+    assert direct["late"]["late"][0] > 0
+    assert late["notebook"]["late_submission_penalty"] == late["notebook"]["score"] > 0
+    assert direct["extended"]["submission"]["extension"] == timedelta(days=2)
+    assert direct["extended"]["late"] == (0, 0.0)
+    assert extended["notebook"]["score"] == extended["notebook"]["max_score"] == 22
+    assert direct["ontime"]["submission"]["timestamp"] == DUE - timedelta(days=1)
+    assert ontime["notebook"]["flagged"] is True
+    manual = ontime["grades"]["test_softmax"]
+    assert manual["manual_score"] == 1.5 and manual["auto_score"] == 0
+    assert manual["needs_manual_grade"] is True
+    assert ontime["comments"]["softmax"]["manual_comment"] == "see me"
+    assert ontime["comments"]["softmax"]["auto_comment"] == "No response."
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_merge_creates_what_the_target_gradebook_lacks(merge_runs, tmp_path):
+    """Merged into a gradebook that has the assignment but not the students: the students and
+    their submissions are created, equal to the source's. With AFZ_TEST_GRADEBOOK_URL (e.g.
+    postgresql://...) the target is that database."""
+    url, content = merge_runs["direct"]
+    target = os.environ.get("AFZ_TEST_GRADEBOOK_URL") or f"sqlite:///{tmp_path / 'target.db'}"
+    students = sorted(merge_class())
+    gradebook.register(Course(make_root(tmp_path / "course")), [A1], [], target)
+    with gradebook.open_gradebook(target) as gb:  # the assignment's own: not merged
+        gb.update_or_create_assignment(A1, duedate=DUE)
+    gradebook.merge(url, target, [(A1, s) for s in students])
+    assert gradebook_content(target, students) == content
 
 
 # ---------------------------------------------------------------------------------------
@@ -584,7 +737,7 @@ def test_collect_from_zip_rejects_bad_notebooks_and_keeps_them(tmp_path):
         zf.writestr("batch/bob/01_attention/attention.ipynb", b'{"cells": [ oops')
         zf.writestr("batch/carol/01_attention/attention (1).ipynb", good)
         zf.writestr("batch/dave/01_attention/attention.ipynb", b'{"nbformat": 4}')
-    rejected = course.collect(zpath, root)
+    rejected = collect(zpath, Course(root))
     assert (root / "submitted/alice/01_attention/attention.ipynb").read_bytes() == good
     reasons = {r.student: r.reason for r in rejected}
     assert set(reasons) == {"bob", "carol", "dave"}
@@ -602,23 +755,24 @@ def test_collect_from_folder_with_assignment(tmp_path):
     src = tmp_path / "downloads"
     (src / "erin").mkdir(parents=True)
     (src / "erin" / "attention.ipynb").write_bytes(exercise(A1).read_bytes())
-    assert course.collect(src, root, assignment=A1) == []
+    assert collect(src, Course(root), assignment=A1) == []
     assert (root / "submitted/erin/01_attention/attention.ipynb").exists()
-    with pytest.raises(course.CourseError, match="unknown assignment"):
-        course.collect(src, root, assignment="99_nothing")
+    with pytest.raises(CourseError, match="unknown assignment"):
+        collect(src, Course(root), assignment="99_nothing")
 
 
 # ---------------------------------------------------------------------------------------
 # validate
 # ---------------------------------------------------------------------------------------
 def test_validation_verdict_is_read_from_the_output():
-    assert course.validation_passed("Success! Your notebook passes all the tests.\n")
-    assert not course.validation_passed("VALIDATION FAILED ON 3 CELL(S)! If you submit ...")
-    assert not course.validation_passed("")
+    assert validation_passed("Success! Your notebook passes all the tests.\n")
+    assert not validation_passed("VALIDATION FAILED ON 3 CELL(S)! If you submit ...")
+    assert not validation_passed("")
 
 
+@pytest.mark.slow  # nbgrader validate starts a kernel
 def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
-    assert course.validate([exercise(A1)], make_root(tmp_path / "course")) is False
+    assert validate([exercise(A1)], Course(tmp_path)) is False
     assert "VALIDATION FAILED" in capsys.readouterr().out
 
 
@@ -627,24 +781,24 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
     never ran learner code: grading is retried; a learner's dead kernel is not."""
     calls = []
 
-    def fake_run(args, root, url=None, log=None, timeout=None, sandbox=True):
+    def fake_run(args, course, url=None, log=None, timeout=None, sandbox=True):
         calls.append(args)
         if len(calls) == 1:
-            out = "Address already in use\nRuntimeError: " + course.KERNEL_START_FAILURE
-            return course.Run(1, out)
-        return course.Run(0, "graded")
+            out = "Address already in use\nRuntimeError: " + grading.KERNEL_START_FAILURE
+            return Run(1, out)
+        return Run(0, "graded")
 
-    def fake_diagnose(rc, out, s, a, oom=False):
+    def fake_diagnose(course, rc, out, s, a, oom=False):
         return ("ok" if rc == 0 else out, [])
 
-    monkeypatch.setattr(course, "nbgrader_run", fake_run)
-    monkeypatch.setattr(course, "_diagnose", fake_diagnose)
-    result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
+    monkeypatch.setattr(grading, "nbgrader_run", fake_run)
+    monkeypatch.setattr(grading, "diagnose", fake_diagnose)
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
     assert len(calls) == 2 and result.status == "ok"
 
     calls.clear()
     monkeypatch.setattr(
-        course, "nbgrader_run", lambda *a, **k: calls.append(a) or course.Run(1, "DeadKernelError")
+        grading, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "DeadKernelError")
     )
-    result = course._grade_one(("01_attention", "someone"), tmp_path, "sqlite://", 60)
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
     assert len(calls) == 1 and result.status == "DeadKernelError"

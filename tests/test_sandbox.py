@@ -1,7 +1,7 @@
 """Adversarial regression suite for the grading sandbox (issue: every submission in a sandbox).
 
 One class of assignment 01 goes through the real workflow, as separate processes the way an
-instructor runs them (``course.py collect``, ``autograde --workers 2``, ``feedback``,
+instructor runs them (``python -m course collect``, ``autograde --workers 2``, ``feedback``,
 ``grades``): an honest learner (the solution), a learner who did no work (the untouched
 exercise) and one attacker per kind of attack. Every attacker starts from the untouched
 exercise, so its work deserves 0; each attack cell catches its own errors and prints what it
@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import html
-import importlib.util
 import json
 import os
 import re
@@ -35,6 +34,8 @@ import pytest
 
 from autograder import sandbox
 from autograder.nbgrader_plugins import secret_lines
+from course.cli import main
+from course.diagnose import OUTCOMES
 
 REPO = Path(__file__).resolve().parents[1]
 A1 = "01_attention"
@@ -43,17 +44,6 @@ NB = "attention.ipynb"
 pytestmark = pytest.mark.skipif(
     sandbox.check_quick() is not None, reason=f"no sandbox here: {sandbox.check_quick()}"
 )
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-course = _load("afz_course_sandbox", REPO / "course.py")
 
 
 def read(path: Path) -> dict:
@@ -136,7 +126,7 @@ except Exception as err:
     "secrets": """
 import os
 for path in [REPO + "/solutions/01_attention/attention.ipynb", ROOT + "/gradebook.db",
-             REPO + "/course.py", REPO + "/autograder/sandbox.py", "/etc/shadow",
+             REPO + "/course/cli.py", REPO + "/autograder/sandbox.py", "/etc/shadow",
              ROOT + "/submitted/honest/01_attention/attention.ipynb"]:
     try:
         print("READ", path, open(path, errors="replace").read()[:20000])
@@ -181,7 +171,7 @@ if os.fork() == 0:
                 open(path, "w").write("late")
             except Exception:
                 pass
-        os.system("pkill -9 -f nbgrader; pkill -9 -f course.py; pkill -9 -f ipykernel")
+        os.system("pkill -9 -f nbgrader; pkill -9 -f 'm course'; pkill -9 -f ipykernel")
         os._exit(0)
     os._exit(0)
 print("detached")
@@ -295,7 +285,7 @@ def listener():
 
 def run_course(root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(REPO / "course.py"), "--root", str(root), *args],
+        [sys.executable, "-m", "course", "--root", str(root), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -308,7 +298,8 @@ def run_course(root: Path, *args: str, timeout: float = 900) -> subprocess.Compl
 def attacked_class(tmp_path_factory, listener):
     port, hits = listener
     root = tmp_path_factory.mktemp("attacked")
-    (root / "solutions").symlink_to(REPO / "solutions")
+    for folder in ("solutions", "exercises"):  # a course root has both
+        (root / folder).symlink_to(REPO / folder)
     mark = root / "written-after-grading"
     downloads = root.parent / f"{root.name}-downloads"
     exercise = REPO / "exercises" / A1 / NB
@@ -329,7 +320,7 @@ def attacked_class(tmp_path_factory, listener):
     collected = run_course(root, "collect", str(downloads))
     course_files = tree_hash(
         *(REPO / p for p in ("helpers", "solutions", "exercises", "autograder", "tools")),
-        REPO / "course.py",
+        REPO / "course",
         REPO / "nbgrader_config.py",
     )
     others = tree_hash(root / "submitted" / "honest", root / "submitted" / "nowork")
@@ -389,7 +380,7 @@ def test_course_files_and_other_learners_unchanged(attacked_class):
     root = attacked_class["root"]
     assert attacked_class["course_files"] == tree_hash(
         *(REPO / p for p in ("helpers", "solutions", "exercises", "autograder", "tools")),
-        REPO / "course.py",
+        REPO / "course",
         REPO / "nbgrader_config.py",
     )
     assert attacked_class["others"] == tree_hash(
@@ -473,7 +464,7 @@ def test_summary_lists_every_student(attacked_class):
     with open(attacked_class["root"] / "reports" / "summary.csv", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert set(rows) == {"honest", "nowork", *ATTACKS}
-    assert all(r["outcome"] in course.OUTCOMES for r in rows.values())
+    assert all(r["outcome"] in OUTCOMES for r in rows.values())
 
 
 # ---------------------------------------------------------------------------------------
@@ -481,10 +472,11 @@ def test_summary_lists_every_student(attacked_class):
 # ---------------------------------------------------------------------------------------
 def test_autograde_refuses_without_a_sandbox(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sandbox, "check", lambda: "bwrap is not installed")
+    (tmp_path / "solutions").symlink_to(REPO / "solutions")
     sub = tmp_path / "submitted" / "someone" / A1
     sub.mkdir(parents=True)
     (sub / NB).write_text((REPO / "exercises" / A1 / NB).read_text())
-    assert course.main(["--root", str(tmp_path), "autograde", A1]) == 2
+    assert main(["--root", str(tmp_path), "autograde", A1]) == 2
     err = capsys.readouterr().err
     assert "bwrap is not installed" in err and "--no-sandbox" in err
     assert not (tmp_path / "gradebook.db").exists()
@@ -495,7 +487,7 @@ def test_sandbox_mounts_nothing_of_the_course():
         ["true"], uid=123456, limits=sandbox.Limits(), read_only=sandbox.python_paths()
     )
     text = " ".join(argv)
-    for secret in ("solutions", "gradebook", "course.py", "autograder", "submitted"):
+    for secret in ("solutions", "gradebook", str(REPO / "course"), "autograder", "submitted"):
         assert secret not in text
     assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
 

@@ -1,10 +1,15 @@
-"""Tests for helpers.tracing: the shape tracer behind the course's dimension tables."""
+"""Tests for helpers.tracing, the shape tracer behind the course's dimension tables, and for the
+other helpers that chapters print with: helpers.printing and helpers.timing."""
+
+import time
 
 import pytest
 import torch
 from torch import nn
 
 from helpers.model import Transformer, TransformerConfig
+from helpers.printing import format_vector
+from helpers.timing import best_time
 from helpers.tracing import ShapeRecord, format_shape_table, print_shape_table, trace_shapes
 
 
@@ -155,3 +160,23 @@ def test_tiny_transformer_dimension_table():
     top = trace_shapes(model, src, tgt, max_depth=1)
     assert {r.depth for r in top} == {0, 1}
     assert "(2, 5, 20)" in format_shape_table(top)
+
+
+def test_format_vector_rounds_every_value():
+    assert format_vector(torch.tensor([0.58164, 0.84836, -0.4])) == "[0.5816, 0.8484, -0.4000]"
+    assert format_vector(torch.tensor([0.5, 1.0]), 1) == "[0.5, 1.0]"
+
+
+def test_best_time_is_the_fastest_call_after_the_warm_up():
+    calls = []
+
+    def slow_then_fast(tag):
+        calls.append(tag)
+        if len(calls) <= 2:  # the warm-up and the first timed call
+            time.sleep(0.05)
+
+    seconds = best_time(slow_then_fast, "x", repeats=3, warmup=1)
+    assert calls == ["x"] * 4
+    assert 0 <= seconds < 0.05
+    with pytest.raises(ValueError, match="repeats"):
+        best_time(slow_then_fast, repeats=0)

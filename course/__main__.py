@@ -1,0 +1,7 @@
+"""``python -m course ...``: the instructor's command line (``course.cli``)."""
+
+import sys
+
+from course.cli import main
+
+sys.exit(main())

@@ -1,0 +1,206 @@
+"""``autograde``: every submission graded in the OS sandbox, by worker processes in parallel.
+
+Each submission is graded by its own ``nbgrader autograde <assignment> --student <id>``
+process, so a crash is contained to one student. Workers take submissions from one queue, so
+a slow notebook does not leave another worker idle. With an SQLite gradebook and more than
+one worker, each worker grades against its own copy of the gradebook and the results are
+merged afterwards (``course.gradebook``); otherwise they write to the gradebook directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from queue import Empty, Queue
+
+from course import gradebook
+from course.config import Course, CourseError, sqlite_path
+from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+from course.reports import write_summary
+from course.runner import Run, nbgrader_run
+
+KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+KERNEL_START_ATTEMPTS = 3
+NO_SANDBOX_WARNING = (
+    "WARNING: grading WITHOUT the sandbox (--no-sandbox). Every submission runs with the "
+    "grader's own rights: it can read solutions/, the hidden tests and the gradebook, change "
+    "the gradebook, the checking code and other learners' submissions, reach the network and "
+    "stop the batch. Use it only for notebooks you trust (your own solutions)."
+)
+
+
+@dataclass
+class Result:
+    """One graded submission, as reports/autograde.json lists it."""
+
+    student: str
+    assignment: str
+    status: str  # "ok", or "error: <why>" (graded 0)
+    score: float = 0.0
+    max_score: float = 0.0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    outcome: str = "graded"  # graded, timed out, killed for memory, ... (diagnose.OUTCOMES)
+
+
+def grade_one(
+    job: gradebook.Job, course: Course, url: str, timeout: float, sandbox: bool = True
+) -> Result:
+    """Grade one submission against the gradebook ``url``; its log goes to reports/logs/."""
+    a, s = job
+    start = time.perf_counter()
+    log = course.reports / "logs" / a / f"{s}.log"
+    run = Run(1, "")
+    for _attempt in range(KERNEL_START_ATTEMPTS):
+        run = nbgrader_run(
+            ["autograde", a, "--student", s, "--force"], course, url, log, timeout, sandbox
+        )
+        # A kernel that dies before answering kernel_info never ran learner code: with kernels
+        # started side by side, jupyter_client's free-port pick can race ("Address already in
+        # use"). That is the grader's fault, not the learner's, so try again.
+        if run.rc == 0 or KERNEL_START_FAILURE not in run.out or SANDBOX_FAILURE in run.out:
+            break
+    status, notes = diagnose(
+        course,
+        run.rc,
+        run.out,
+        course.submitted / s / a,
+        course.autograded / s / a,
+        run.oom_killed,
+    )
+    seconds = round(time.perf_counter() - start, 2)
+    return Result(s, a, status, seconds=seconds, notes=notes, outcome=outcome(status))
+
+
+def replay_solutions(course: Course, names: list[str]) -> None:
+    """The solution's value of every check, computed (or read from the replay cache) before
+    any learner's notebook runs: a solution that fails its own test stops the batch here."""
+    from autograder import replay
+
+    for a in names:
+        for nb in course.notebook_names(a):
+            try:
+                replay.expected_checks(course.solutions / a / nb)
+            except replay.ReplayError as err:
+                raise CourseError(f"cannot grade {a}: {err}") from None
+
+
+def check_sandbox(sandbox: bool) -> None:
+    """Refuse to grade without a working sandbox, unless the instructor said --no-sandbox."""
+    from autograder import sandbox as sb
+
+    if not sandbox:
+        print(NO_SANDBOX_WARNING, file=sys.stderr)
+        return
+    problem = sb.check()
+    if problem:
+        raise CourseError(
+            f"cannot grade in the sandbox: {problem}.\nGrading untrusted notebooks without it "
+            "is unsafe; to grade anyway, pass --no-sandbox (see `python -m course autograde "
+            "--help`)."
+        )
+    if sb.cgroup_version() is None:
+        print(
+            "note: no writable cgroup (v1 or v2) on this machine: the memory limit applies to "
+            "each process of a sandbox, not to all of them together, and there is no process "
+            "count limit but RLIMIT_NPROC",
+            file=sys.stderr,
+        )
+
+
+def _grade_all(
+    course: Course, jobs: list[gradebook.Job], url: str, workers: int, sandbox: bool
+) -> list[Result]:
+    """Grade ``jobs`` with ``workers`` threads, each running one nbgrader at a time."""
+    timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
+    queue: Queue[gradebook.Job] = Queue()
+    for job in jobs:
+        queue.put(job)
+    done: list[list[gradebook.Job]] = [[] for _ in range(workers)]
+    copies = workers > 1 and sqlite_path(url) is not None  # SQLite: one writer at a time
+    course.reports.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=course.reports) as tmp:
+        urls = [gradebook.worker_copy(url, Path(tmp), w) if copies else url for w in range(workers)]
+
+        def work(w: int) -> list[Result]:
+            results: list[Result] = []
+            while True:
+                try:
+                    job = queue.get_nowait()
+                except Empty:
+                    return results
+                results.append(grade_one(job, course, urls[w], timeout, sandbox))
+                done[w].append(job)
+
+        with ThreadPoolExecutor(workers) as pool:
+            results = [r for rs in pool.map(work, range(workers)) for r in rs]
+        if copies:
+            for w in range(workers):
+                gradebook.merge(urls[w], url, done[w])
+    return results
+
+
+def autograde(
+    names: list[str] | None,
+    course: Course,
+    workers: int = 2,
+    students: list[str] | None = None,
+    sandbox: bool = True,
+) -> list[Result]:
+    """Autograde submitted/ (or only ``students``) with ``workers`` worker processes.
+
+    Every notebook runs in the OS sandbox (``autograder.sandbox``); ``sandbox=False``
+    (``--no-sandbox``) runs learners' code with the grader's own rights.
+    """
+    names = course.assignments(names)
+    check_sandbox(sandbox)
+    submitted = course.submitted
+    all_students = (
+        sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
+    )
+    students = students or all_students
+    jobs = [(a, s) for a in names for s in students if (submitted / s / a).is_dir()]
+    if not jobs:
+        raise CourseError(
+            f"nothing to grade: no submitted/<student>/<assignment>/ in {course.root}"
+        )
+    replay_solutions(course, sorted({a for a, _ in jobs}))
+    url = course.gradebook_url
+    gradebook.register(course, names, sorted({s for _, s in jobs}), url)
+    workers = max(1, min(workers, len(jobs)))
+    start = time.perf_counter()
+    results = _grade_all(course, jobs, url, workers, sandbox)
+    elapsed = time.perf_counter() - start
+    scores = gradebook.submission_scores(url, [(r.assignment, r.student) for r in results])
+    for r in results:
+        score, r.max_score = scores[(r.assignment, r.student)]
+        if r.status == "ok" and score is not None:
+            r.score = score
+    results.sort(key=lambda r: (r.assignment, r.student))
+    _write_report(course, results)
+    for r in results:
+        extra = f" ({'; '.join(r.notes)})" if r.notes else ""
+        print(
+            f"{r.assignment:<24} {r.student:<24} {r.score:5.1f}/{r.max_score:<5.1f} "
+            f"{r.seconds:6.1f}s  {r.status}{extra}"
+        )
+    print(f"autograded {len(results)} submission(s) with {workers} worker(s) in {elapsed:.1f} s")
+    write_summary(course)
+    return results
+
+
+def _write_report(course: Course, results: list[Result]) -> None:
+    """reports/autograde.json: these results, and the earlier ones of other submissions."""
+    path = course.reports / "autograde.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = json.loads(path.read_text()) if path.exists() else []
+    keep = {(r.assignment, r.student) for r in results}
+    merged = [o for o in old if (o["assignment"], o["student"]) not in keep]
+    merged += [asdict(r) for r in results]
+    path.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")

@@ -1,0 +1,123 @@
+"""Instructor command line of the course: thin wrappers around the ordinary nbgrader commands.
+
+    .venv/bin/python -m course release [ASSIGNMENT ...]       # solutions/ -> exercises/
+    .venv/bin/python -m course check-release                   # exercises/ == fresh generation?
+    .venv/bin/python -m course collect SOURCE [--assignment A] # folder or .zip -> submitted/
+    .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N]
+    .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
+    .venv/bin/python -m course grades [--out grades.csv]       # CSV export
+    .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
+
+Autograding runs every notebook in an OS sandbox (``autograder/``: bubblewrap, cgroups,
+rlimits; ``make sandbox-deps`` installs bubblewrap) and refuses to run without one unless
+``--no-sandbox`` is given. Exit status: 0 when the command finished (autograde: whatever the
+learners' outcomes, which ``reports/summary.csv`` lists); 1 when ``check-release`` found a
+problem, ``feedback`` could not write some learner's feedback or ``validate`` failed; 2 for a
+problem the instructor must fix.
+
+Every command takes ``--root DIR``, the course root: solutions/, exercises/, submitted/,
+autograded/, feedback/, reports/ and gradebook.db are all found there (default: this
+repository). ``AFZ_GRADEBOOK_URL`` names another gradebook database, e.g. PostgreSQL.
+
+Parallel autograding: nbgrader's SQLite gradebook must not have concurrent writers, so with
+an SQLite gradebook each worker process grades its share of the students against its own
+copy of the gradebook, and the copies' results are merged into the main gradebook
+afterwards (students are disjoint, so nothing collides). With a server database (e.g.
+PostgreSQL in ``AFZ_GRADEBOOK_URL``) the workers write to it directly. Each submission is
+graded by its own ``nbgrader autograde`` process, so a crash is contained to one student.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course.config import REPO, Course, CourseError
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one sub-command per step of the workflow."""
+    p = argparse.ArgumentParser(
+        prog="python -m course",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    p.add_argument("--root", type=Path, default=REPO, help="course root (default: repository)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("release", help="regenerate exercises/ from solutions/")
+    r.add_argument("assignments", nargs="*")
+    sub.add_parser("check-release", help="exercises/ must equal a fresh generation")
+    c = sub.add_parser("collect", help="copy a folder or .zip of submissions into submitted/")
+    c.add_argument("source", type=Path)
+    c.add_argument("--assignment", help="the source holds <student>/<notebook>.ipynb for this")
+    g = sub.add_parser("autograde", help="autograde submitted/ in parallel worker processes")
+    g.add_argument("assignments", nargs="*")
+    g.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    g.add_argument("--student", action="append", help="only this student (repeatable)")
+    g.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without the OS sandbox (UNSAFE: submissions then run with your rights and "
+        "can read the hidden tests, change the gradebook and stop the batch); only for "
+        "machines without bubblewrap, and notebooks you trust",
+    )
+    f = sub.add_parser("feedback", help="HTML feedback into feedback/")
+    f.add_argument("assignments", nargs="*")
+    v = sub.add_parser("validate", help="run a notebook's visible tests (exit 1 on failure)")
+    v.add_argument("notebooks", nargs="+", type=Path)
+    e = sub.add_parser("grades", help="export grades as CSV")
+    e.add_argument("--out", type=Path, default=None, help="default: <root>/grades.csv")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` asks; the exit status. Raises CourseError for the instructor to fix."""
+    course = Course(args.root)
+    if args.cmd == "release":
+        from course.release import release
+
+        release(args.assignments, course)
+    elif args.cmd == "check-release":
+        from course.release import check_release
+
+        problems = check_release(course)
+        for line in problems:
+            print("PROBLEM:", line)
+        print("exercises/ is up to date" if not problems else f"{len(problems)} problem(s)")
+        return 1 if problems else 0
+    elif args.cmd == "collect":
+        from course.collect import collect
+
+        collect(args.source, course, args.assignment)
+    elif args.cmd == "autograde":
+        from course.autograde import autograde
+
+        autograde(args.assignments, course, args.workers, args.student, not args.no_sandbox)
+    elif args.cmd == "feedback":
+        from course.reports import feedback
+
+        failed = feedback(args.assignments, course)
+        if failed:
+            print(f"{len(failed)} submission(s) without feedback (named above)")
+            return 1
+    elif args.cmd == "validate":
+        from course.validate import validate
+
+        return 0 if validate(args.notebooks, course) else 1
+    elif args.cmd == "grades":
+        from course.reports import grades
+
+        grades(course, args.out or course.root / "grades.csv")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course``: parse ``argv``, run, print a CourseError without a traceback."""
+    args = parser().parse_args(argv)
+    try:
+        return run(args)
+    except CourseError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,179 @@
+"""The files of a folder or a .zip of submissions, read safely.
+
+Every file becomes an ``Entry``: its path parts as the platform named them (NFC, undecodable
+bytes replaced), its size, and whether it is a system file (``__MACOSX/``, ``.DS_Store``...)
+or an unsafe zip member (absolute, or with ``..``), which is never extracted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.config import CourseError
+
+IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
+IGNORED_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
+
+
+@dataclass
+class Entry:
+    """A file in the collected folder or zip."""
+
+    inner: str  # its path inside the source, for messages
+    parts: tuple[str, ...]
+    size: int
+    path: Path | None = None  # in a folder
+    info: zipfile.ZipInfo | None = None  # in a zip
+    unsafe: bool = False
+    ignored: bool = False
+
+
+def display(text: str) -> str:
+    """``text`` in NFC, with undecodable bytes of a file name replaced (U+FFFD)."""
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return unicodedata.normalize("NFC", text)
+
+
+def ignored(parts: tuple[str, ...]) -> bool:
+    """System files that zip tools and notebook servers add: never a submission."""
+    name = parts[-1]
+    return bool(IGNORED_DIRS & set(parts[:-1])) or name in IGNORED_FILES or name.startswith("._")
+
+
+def folder_entries(source: Path) -> list[Entry]:
+    """The regular files under the folder ``source``."""
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(source):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            path = Path(dirpath) / fn
+            if not path.is_file():
+                continue  # a broken link, a FIFO, ...
+            parts = tuple(display(p) for p in path.relative_to(source).parts)
+            entries.append(
+                Entry(
+                    "/".join(parts), parts, path.stat().st_size, path=path, ignored=ignored(parts)
+                )
+            )
+    return entries
+
+
+def zip_entries(zf: zipfile.ZipFile) -> list[Entry]:
+    """The members of ``zf``, one by one (a name that occurs twice gives two entries)."""
+    entries = []
+    for info in zf.infolist():
+        if info.is_dir():
+            continue
+        name = info.filename
+        if not info.flag_bits & 0x800:  # not flagged UTF-8: often UTF-8 anyway (macOS, Linux)
+            try:
+                name = name.encode("cp437").decode("utf-8")
+            except UnicodeError:
+                pass
+        raw = re.split(r"[/\\]", display(name))
+        unsafe = name.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:", name)) or ".." in raw
+        parts = tuple(p for p in raw if p not in ("", "."))
+        if not parts:
+            continue
+        entries.append(
+            Entry(
+                "/".join(raw),
+                parts,
+                info.file_size,
+                info=info,
+                unsafe=unsafe,
+                ignored=not unsafe and ignored(parts),
+            )
+        )
+    return entries
+
+
+def top_folders(entries: list[Entry], depth: int, assignment: str | None, known: list[str]) -> int:
+    """How many common top folders to drop (e.g. the zip's own name): the number that puts
+    the most notebooks at the expected depth (under a known assignment); fewest on a tie."""
+    rel = [e.parts for e in entries if not e.ignored and not e.unsafe]
+    if not rel:
+        return 0
+    common = 0
+    while all(len(p) - 1 > common for p in rel) and len({p[common] for p in rel}) == 1:
+        common += 1
+
+    def score(k: int) -> int:
+        return sum(
+            len(p) - k == depth
+            and p[-1].lower().endswith(".ipynb")
+            and (assignment is not None or p[k + 1] in known)
+            for p in rel
+        )
+
+    return max(range(common + 1), key=lambda k: (score(k), -k))
+
+
+def max_notebook_bytes() -> int:
+    """``AFZ_MAX_NOTEBOOK_MB`` (default 50) in bytes: larger files are not extracted."""
+    raw = os.environ.get("AFZ_MAX_NOTEBOOK_MB", "50")
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = -1.0
+    if not mb > 0:
+        raise CourseError(f"AFZ_MAX_NOTEBOOK_MB={raw!r} is not a positive number of megabytes")
+    return int(mb * 1024 * 1024)
+
+
+def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | None, str]:
+    """The bytes of ``entry`` (at most ``limit``), or None and why not."""
+    too_big = (
+        f"larger than {limit / 2**20:g} MB uncompressed: not extracted (a notebook is far "
+        "smaller; the limit is AFZ_MAX_NOTEBOOK_MB)"
+    )
+    if entry.size > limit:
+        return None, too_big
+    try:
+        if entry.info is not None and zf is not None:
+            with zf.open(entry.info) as f:
+                data = f.read(limit + 1)
+        elif entry.path is not None:
+            with entry.path.open("rb") as f:
+                data = f.read(limit + 1)
+        else:
+            raise OSError("neither a file nor a zip member")
+    except (
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zipfile.BadZipFile,
+        zlib.error,
+    ) as err:
+        return None, f"could not be read ({type(err).__name__}: {err}); ask for a fresh download"
+    if len(data) > limit:
+        return None, too_big
+    return data, ""
+
+
+def check_notebook(data: bytes) -> str | None:
+    """Why ``data`` is not a usable notebook, or None."""
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return f"not valid JSON ({err}); the file is damaged: ask for a fresh download"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return "valid JSON but not a Jupyter notebook (no 'cells' list)"
+    try:
+        import nbformat
+
+        nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
+    except Exception as err:  # noqa: BLE001 - nbformat raises many types
+        return f"not a valid notebook ({type(err).__name__}: {str(err)[:200]})"
+    return None

@@ -1,0 +1,145 @@
+"""Everything the tool reads from or writes to nbgrader's gradebook, through nbgrader's API.
+
+No SQL: ``nbgrader.api.Gradebook`` and its objects only, so the gradebook may be SQLite (the
+default, ``<root>/gradebook.db``) or a server database such as PostgreSQL
+(``AFZ_GRADEBOOK_URL``).
+
+Parallel autograding with an SQLite gradebook: SQLite must not have concurrent writers, so
+each worker grades against its own copy of the gradebook file (``worker_copy``) and, when all
+are done, ``merge`` copies the results of the submissions it graded into the main gradebook.
+A worker's copy starts as the main gradebook, so a submission is graded from the same state
+(extensions, manual grades, flags) as it would be in the main gradebook, and the merged result
+is what grading straight into the main gradebook gives.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from course.config import COURSE_ID, Course, sqlite_path
+from course.runner import nbgrader_env
+
+if TYPE_CHECKING:
+    from nbgrader.api import Gradebook
+
+Job = tuple[str, str]  # (assignment, student)
+
+# What grading writes, and the instructor may set, on each object of a submission.
+SUBMISSION_FIELDS = ("timestamp", "extension")
+NOTEBOOK_FIELDS = ("flagged", "late_submission_penalty")
+GRADE_FIELDS = ("auto_score", "manual_score", "extra_credit", "needs_manual_grade")
+COMMENT_FIELDS = ("auto_comment", "manual_comment")
+STUDENT_FIELDS = ("first_name", "last_name", "email", "lms_user_id")
+
+
+@contextmanager
+def open_gradebook(url: str) -> Iterator[Gradebook]:
+    """nbgrader's ``Gradebook`` for the course at ``url``, closed afterwards."""
+    os.environ.update({k: nbgrader_env()[k] for k in ("PATH", "JUPYTER_PLATFORM_DIRS")})
+    from nbgrader.api import Gradebook
+
+    with Gradebook(url, COURSE_ID) as gb:
+        yield gb
+
+
+def register(course: Course, names: list[str], students: list[str], url: str) -> None:
+    """Make sure the gradebook at ``url`` knows the assignments (released from solutions/
+    into a temporary folder when it does not) and the students."""
+    from course.release import release
+
+    with open_gradebook(url) as gb:
+        known = {a.name for a in gb.assignments}
+    missing = [a for a in names if a not in known]
+    if missing:
+        with tempfile.TemporaryDirectory() as tmp:
+            release(missing, course, release_dir=Path(tmp), url=url)
+    with open_gradebook(url) as gb:
+        for s in students:
+            gb.update_or_create_student(s)
+
+
+def worker_copy(main_url: str, folder: Path, worker: int) -> str:
+    """A copy of the SQLite gradebook ``main_url`` in ``folder``, for one worker; its URL."""
+    main = sqlite_path(main_url)
+    if main is None:
+        raise ValueError(f"{main_url} is not an SQLite gradebook: workers share it")
+    copy = folder / f"worker{worker}.db"
+    shutil.copy2(main, copy)
+    return f"sqlite:///{copy}"
+
+
+def _copy_fields(source: object, target: object, fields: Iterable[str]) -> None:
+    for name in fields:
+        setattr(target, name, getattr(source, name))
+
+
+def merge(worker_url: str, main_url: str, jobs: list[Job]) -> None:
+    """Copy the submissions ``jobs`` from the gradebook ``worker_url`` into ``main_url``:
+    the submission's timestamp and extension, each notebook's flag and late penalty, each
+    grade's scores and needs-manual-grade flag, each comment. A job that the worker's
+    gradebook has no submission for is left as the main gradebook has it."""
+    from nbgrader.api import MissingEntry
+
+    with open_gradebook(worker_url) as src, open_gradebook(main_url) as dst:
+        for a, s in jobs:
+            try:
+                theirs = src.find_submission(a, s)
+            except MissingEntry:
+                continue
+            try:
+                dst.find_student(s)
+            except MissingEntry:
+                student = theirs.student
+                dst.add_student(s, **{f: getattr(student, f) for f in STUDENT_FIELDS})
+            with warnings.catch_warnings():
+                # nbgrader's add_submission under SQLAlchemy 2 warns while it builds the
+                # submission's notebooks, grades and comments; they are all added.
+                warnings.filterwarnings("ignore", "Object of type .* not in session")
+                ours = dst.update_or_create_submission(a, s)
+            _copy_fields(theirs, ours, SUBMISSION_FIELDS)
+            for nb in theirs.notebooks:
+                _copy_fields(nb, dst.find_submission_notebook(nb.name, a, s), NOTEBOOK_FIELDS)
+                for grade in nb.grades:
+                    target = dst.find_grade(grade.name, nb.name, a, s)
+                    _copy_fields(grade, target, GRADE_FIELDS)
+                for comment in nb.comments:
+                    target = dst.find_comment(comment.name, nb.name, a, s)
+                    _copy_fields(comment, target, COMMENT_FIELDS)
+            dst.db.commit()
+
+
+def submission_scores(url: str, jobs: list[Job]) -> dict[Job, tuple[float | None, float]]:
+    """{job: (its submission's score, or None without one; the assignment's max score)}."""
+    from nbgrader.api import MissingEntry
+
+    out: dict[Job, tuple[float | None, float]] = {}
+    with open_gradebook(url) as gb:
+        for a, s in jobs:
+            top = gb.find_assignment(a).max_score
+            try:
+                out[(a, s)] = (gb.find_submission(a, s).score, top)
+            except MissingEntry:
+                out[(a, s)] = (None, top)
+    return out
+
+
+def every_score(url: str) -> list[tuple[str, str, float | None, float]]:
+    """(student, assignment, score or None without a submission, max score) for every
+    student and assignment in the gradebook."""
+    rows = []
+    with open_gradebook(url) as gb:
+        for a in gb.assignments:
+            for s in gb.students:
+                try:
+                    score: float | None = gb.find_submission(a.name, s.id).score
+                except Exception:  # noqa: BLE001 - nbgrader's MissingEntry, or a broken row
+                    score = None
+                rows.append((s.id, a.name, score, a.max_score))
+    return rows

@@ -1,0 +1,131 @@
+"""The solution-leak scanner: which lines of a source notebook are secret, and where they show.
+
+A line is *secret* when the source notebook has it inside a solution or hidden-test region
+(``### BEGIN SOLUTION`` ... ``### END SOLUTION``, ``### BEGIN HIDDEN TESTS`` ...
+``### END HIDDEN TESTS``) and nowhere outside those regions, it is not a comment, it is not a
+generic line (``NOT_SECRET``), and it has at least ``MIN_LINE_LENGTH`` characters once its
+whitespace is collapsed. Shorter lines (``return out``, ``d_k = q.size(-1)``) are too common
+to mean a leak; every region of the course's solutions has a longer secret line
+(``tests/test_nbgrader.py`` checks it), so a region that leaks whole is always found.
+
+``check-release`` asks whether a released exercise has a secret line (``leaked_lines``);
+``tests/test_book_build.py`` whether the built site shows one anywhere (``find_leaks``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+MIN_LINE_LENGTH = 25
+NOT_SECRET = frozenset({"start = time.perf_counter()"})
+REGIONS = (
+    ("### BEGIN SOLUTION", "### END SOLUTION"),
+    ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
+)
+# Files of a built site searched as text (images and fonts are not).
+TEXT_SUFFIXES = frozenset({".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".xml"})
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """``text`` with every run of whitespace made one space, stripped."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def cell_sources(notebook: Path) -> list[str]:
+    """The source of every cell of ``notebook``, code and Markdown."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
+
+
+def notebook_text(notebook: Path) -> str:
+    """All the cell sources of ``notebook`` as one text (empty if it does not exist)."""
+    return "\n".join(cell_sources(notebook)) if notebook.exists() else ""
+
+
+def _split(source: Path) -> tuple[list[list[str]], set[str]]:
+    """(normalized lines of each solution or hidden-test region, lines outside them)."""
+    regions: list[list[str]] = []
+    outside: set[str] = set()
+    for text in cell_sources(source):
+        end = None
+        for raw in text.splitlines():
+            line = normalize(raw)
+            if end is None:
+                end = next((e for begin, e in REGIONS if line.startswith(begin)), None)
+                if end is not None:
+                    regions.append([])
+                elif line:
+                    outside.add(line)
+            elif line.startswith(end):
+                end = None
+            elif line:
+                regions[-1].append(line)
+    return regions, outside
+
+
+def regions(source: Path) -> list[list[str]]:
+    """The normalized, non-blank lines of each solution or hidden-test region of ``source``."""
+    return _split(source)[0]
+
+
+def secret_lines(source: Path, public: str = "") -> set[str]:
+    """The secret lines of the source notebook ``source`` (normalized; see the module doc),
+    less those that occur anywhere in the text ``public`` (e.g. the student version, where a
+    hint may quote a line inside a sentence, or the published reference code)."""
+    inside, outside = _split(source)
+    candidates = {
+        line
+        for region in inside
+        for line in region
+        if len(line) >= MIN_LINE_LENGTH and not line.startswith("#")
+    }
+    public = normalize(public)
+    return {s for s in candidates - outside - NOT_SECRET if s not in public}
+
+
+def leaked_lines(source: Path, student: Path) -> list[str]:
+    """The secret lines of ``source`` that are lines of the notebook ``student``, sorted."""
+    secret = secret_lines(source)
+    lines = {normalize(raw) for text in cell_sources(student) for raw in text.splitlines()}
+    return sorted(lines & secret)
+
+
+def site_text(path: Path) -> str:
+    """What a reader can see in one file of a built site, whitespace-normalized: an HTML
+    page's text without its tags (syntax highlighting splits a line into many tags), a
+    notebook's sources and outputs, any other file as it is."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":
+        text = html.unescape(_TAG.sub("", text))
+    elif path.suffix == ".ipynb":
+        notebook = json.loads(text)
+        parts = []
+        for cell in notebook.get("cells", []):
+            parts.append("".join(cell.get("source", "")))
+            for output in cell.get("outputs", []):
+                parts.append("".join(output.get("text", "")))
+                for value in output.get("data", {}).values():
+                    parts.append("".join(value) if isinstance(value, list) else str(value))
+        text = "\n".join(parts)
+    return normalize(text)
+
+
+def find_leaks(lines: set[str], site: Path) -> dict[str, list[str]]:
+    """{secret line: [files of ``site`` (relative) that contain it]} for the ``lines`` that
+    some text file under the folder ``site`` shows."""
+    leaks: dict[str, list[str]] = {}
+    if not lines:
+        return leaks
+    for path in sorted(site.rglob("*")):
+        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
+            continue
+        text = site_text(path)
+        for line in lines:
+            if line in text:
+                leaks.setdefault(line, []).append(str(path.relative_to(site)))
+    return leaks

@@ -1,0 +1,115 @@
+"""``release`` and ``check-release``: exercises/ generated from solutions/ by nbgrader.
+
+``release`` also writes each assignment's ``expected_visible.json`` (the solution's values of
+the visible checks, which a learner's notebook compares with while they work) into
+solutions/, from where nbgrader copies it into the release. ``check-release`` regenerates
+everything into a temporary folder and compares, and scans the release for solution lines.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import tempfile
+from pathlib import Path
+
+from course.config import RELEASE, SOURCE, Course, CourseError
+from course.leaks import leaked_lines
+from course.runner import nbgrader
+
+
+def release(
+    names: list[str] | None,
+    course: Course,
+    release_dir: Path | None = None,
+    url: str | None = None,
+) -> None:
+    """Generate the student versions (exercises/, or ``release_dir``) and register the
+    assignments in the gradebook (the course's, or the one at ``url``)."""
+    extra = [f"--CourseDirectory.release_directory={release_dir}"] if release_dir else []
+    for a in course.assignments(names):
+        write_visible_checks(course, a)
+        rc, out = nbgrader(["generate_assignment", a, "--force", *extra], course, url)
+        if rc != 0 or "ERROR" in out:
+            raise CourseError(f"nbgrader generate_assignment {a} failed:\n{out[-3000:]}")
+        print(f"released {a}" + (f" into {release_dir}" if release_dir else f" into {RELEASE}/"))
+
+
+def _visible_checks_text(course: Course, assignment: str) -> str:
+    """What solutions/<a>/expected_visible.json must hold (the solution is replayed)."""
+    from autograder import replay
+
+    try:
+        data = replay.visible_checks(course.solutions / assignment)
+    except replay.ReplayError as err:
+        raise CourseError(f"{assignment}: {err}") from None
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _visible_checks_path(course: Course, assignment: str) -> Path:
+    from helpers.checks import EXPECTED_FILE
+
+    return course.solutions / assignment / EXPECTED_FILE
+
+
+def write_visible_checks(course: Course, assignment: str) -> None:
+    """Write solutions/<a>/expected_visible.json when it is missing or stale."""
+    text = _visible_checks_text(course, assignment)
+    path = _visible_checks_path(course, assignment)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def _stale_visible_checks(course: Course, assignment: str) -> list[str]:
+    try:
+        fresh = _visible_checks_text(course, assignment)
+    except CourseError as err:
+        return [str(err)]
+    path = _visible_checks_path(course, assignment)
+    if not path.exists() or path.read_text(encoding="utf-8") != fresh:
+        return [f"{SOURCE}/{assignment}/{path.name} is stale: run `make release`"]
+    return []
+
+
+def _compare(ours: Path, theirs: Path, a: str) -> list[str]:
+    """Differences between the release folder ``ours`` of assignment ``a`` and a fresh one."""
+    problems = []
+    files = sorted(
+        {p.relative_to(ours) for p in ours.rglob("*") if p.is_file()}
+        | {p.relative_to(theirs) for p in theirs.rglob("*") if p.is_file()}
+    )
+    for rel in files:
+        if not (ours / rel).exists():
+            problems.append(f"{RELEASE}/{a}/{rel} is missing: run `make release`")
+        elif not (theirs / rel).exists():
+            problems.append(f"{RELEASE}/{a}/{rel} is not generated from {SOURCE}/")
+        elif not filecmp.cmp(ours / rel, theirs / rel, shallow=False):
+            problems.append(f"{RELEASE}/{a}/{rel} is stale: run `make release`")
+    return problems
+
+
+def check_release(course: Course, names: list[str] | None = None) -> list[str]:
+    """Problems with exercises/: differences from a fresh generation, leaked solution lines,
+    stale visible checks, release folders without a source. Writes nothing in the course."""
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "release"
+        tmp_db = f"sqlite:///{Path(tmp) / 'gradebook.db'}"
+        for a in course.assignments(names):
+            args = ["generate_assignment", a, "--force"]
+            args.append(f"--CourseDirectory.release_directory={fresh}")
+            rc, out = nbgrader(args, course, url=tmp_db)
+            if rc != 0:
+                problems.append(f"{a}: nbgrader generate_assignment failed:\n{out[-2000:]}")
+                continue
+            problems += _stale_visible_checks(course, a)
+            ours = course.exercises / a
+            problems += _compare(ours, fresh / a, a)
+            for nb in course.notebook_names(a):
+                if (ours / nb).exists():
+                    for line in leaked_lines(course.solutions / a / nb, ours / nb):
+                        problems.append(f"{RELEASE}/{a}/{nb} contains solution line {line!r}")
+    released = course.exercises.iterdir() if course.exercises.is_dir() else iter(())
+    extra = {p.name for p in released if p.is_dir()} - set(course.assignments())
+    problems += [f"{RELEASE}/{e} has no source in {SOURCE}/" for e in sorted(extra)]
+    return problems

@@ -1,0 +1,117 @@
+"""What the instructor hands out and reads: feedback, the grades export, the class summary.
+
+- ``feedback``: nbgrader's HTML feedback for every autograded submission, into feedback/.
+- ``grades``: one CSV row per student and assignment in the gradebook.
+- ``write_summary``: reports/summary.csv, every student's outcome per assignment, with why.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+from course.config import Course
+from course.runner import nbgrader
+
+
+def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, str]]:
+    """HTML feedback for every autograded submission; goes on past a broken one.
+
+    Returns the (assignment, student, why) of every submission without feedback.
+    """
+    failed: list[tuple[str, str, str]] = []
+    for a in course.assignments(names):
+        students = sorted(p.parent.name for p in course.autograded.glob(f"*/{a}"))
+        if not students:
+            print(f"{a}: nothing autograded yet")
+            continue
+        rc, out = nbgrader(["generate_feedback", a, "--force"], course)
+        if rc != 0:  # find out which submissions broke it, and write the others
+            for s in students:
+                rc, out = nbgrader(["generate_feedback", a, "--student", s, "--force"], course)
+                if rc != 0:
+                    errors = [x for x in out.splitlines() if "ERROR" in x or "Error" in x]
+                    why = (errors[-1] if errors else out.strip()[-300:]).strip()
+                    failed.append((a, s, why))
+                    print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)
+        print(f"feedback for {a} in {course.feedback}/<student>/{a}/")
+    return failed
+
+
+def _load_json(path: Path, default: list) -> list:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return default
+
+
+def grades(course: Course, out: Path) -> None:
+    """One row per (student, assignment) of the gradebook: score, max score, outcome and
+    status (from reports/autograde.json); a submission graded with an error scores 0."""
+    from course.gradebook import every_score
+
+    status = {
+        (r["assignment"], r["student"]): r
+        for r in _load_json(course.reports / "autograde.json", [])
+    }
+    rows = []
+    for student, a, score, max_score in every_score(course.gradebook_url):
+        r = status.get((a, student))
+        if score is None:
+            score, state, outcome = 0.0, "no submission", "no submission"
+        else:
+            state = r["status"] if r else "ok"
+            outcome = r.get("outcome", "graded") if r else "graded"
+        if r and r["status"] != "ok":
+            score = 0.0
+        notes = "; ".join(r["notes"]) if r else ""
+        rows.append([student, a, round(score, 2), max_score, outcome, state, notes])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "assignment", "score", "max_score", "outcome", "status", "notes"])
+        w.writerows(sorted(rows))
+    print(f"wrote {len(rows)} row(s) to {out}")
+    write_summary(course)
+
+
+def write_summary(course: Course) -> Path:
+    """reports/summary.csv: every student's outcome per assignment, with why.
+
+    From the autograde report (graded, timed out, killed for memory, kernel died, ...) and the
+    collect report (files rejected at collect, with the reason).
+    """
+    rows: dict[tuple[str, str], list] = {}
+    for r in _load_json(course.reports / "autograde.json", []):
+        why = "; ".join([r["status"]] * (r["status"] != "ok") + r.get("notes", []))
+        rows[(r["student"], r["assignment"])] = [
+            r["student"],
+            r["assignment"],
+            r.get("outcome", "graded" if r["status"] == "ok" else "grader error"),
+            r["score"],
+            r["max_score"],
+            why,
+        ]
+    rejected = course.reports / "collect_rejected.csv"
+    if rejected.exists():
+        with rejected.open(newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                key = (r["student"], r["assignment"])
+                if key not in rows:
+                    rows[key] = [*key, "rejected", 0, "", f"{r['file']}: {r['reason']}"]
+    path = course.reports / "summary.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "assignment", "outcome", "score", "max_score", "why"])
+        w.writerows(sorted(rows.values()))
+    counts: dict[str, int] = {}
+    for row in rows.values():
+        counts[row[2]] = counts.get(row[2], 0) + 1
+    print(
+        f"class summary in {path}: "
+        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda x: -x[1]))
+    )
+    return path

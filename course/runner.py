@@ -1,0 +1,140 @@
+"""Running one nbgrader command for a course root, and cleaning up after its sandboxes.
+
+nbgrader runs as ``python -m nbgrader`` in the repository (so ``nbgrader_config.py`` applies),
+with the course root and the gradebook URL given on its command line and in
+``AFZ_COURSE_ROOT`` (which ``nbgrader_config.py`` reads for the folders it names itself).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.config import REPO, Course
+
+MAX_LOG_BYTES = 2_000_000
+
+
+@dataclass
+class Run:
+    """What one nbgrader command did: exit code, output, and what its sandboxes reported."""
+
+    rc: int
+    out: str
+    oom_killed: bool = False
+
+
+def nbgrader_env() -> dict[str, str]:
+    """This process's environment, with the venv's bin first (nbgrader runs ``alembic``)."""
+    env = dict(os.environ)
+    bin_dir = str(Path(sys.executable).parent)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    return env
+
+
+def nbgrader(
+    args: list[str],
+    course: Course,
+    url: str | None = None,
+    log: Path | None = None,
+    timeout: float | None = None,
+    sandbox: bool = True,
+) -> tuple[int, str]:
+    """Run ``nbgrader <args>`` for ``course``; (exit code, output)."""
+    run = nbgrader_run(args, course, url, log, timeout, sandbox)
+    return run.rc, run.out
+
+
+def nbgrader_run(
+    args: list[str],
+    course: Course,
+    url: str | None = None,
+    log: Path | None = None,
+    timeout: float | None = None,
+    sandbox: bool = True,
+) -> Run:
+    """``nbgrader <args>`` against the gradebook ``url`` (default: the course's), with the
+    details of its kernels' sandboxes.
+
+    Output goes to a file, not a pipe, so nothing a kernel leaves behind can keep this waiting;
+    on timeout the whole process group (nbgrader and its kernel launcher) is killed and the exit
+    code is -9. Afterwards every sandbox cgroup the run created is emptied and removed, even
+    when its launcher was killed.
+    """
+    cmd = [
+        sys.executable,
+        "-m",
+        "nbgrader",
+        *args,
+        f"--CourseDirectory.root={course.root}",
+        f"--CourseDirectory.db_url={url or course.gradebook_url}",
+    ]
+    with tempfile.TemporaryDirectory(prefix="afz-run-") as tmp:
+        env = nbgrader_env()
+        env["JUPYTER_RUNTIME_DIR"] = str(Path(tmp) / "runtime")
+        env["AFZ_SANDBOX_STATE"] = state = str(Path(tmp) / "state")
+        env["AFZ_SANDBOX"] = "bwrap" if sandbox else "off"
+        env["AFZ_COURSE_ROOT"] = str(course.root)
+        os.mkdir(state)
+        out_path = Path(tmp) / "output.log"
+        with out_path.open("wb") as out_file:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                rc = -9
+            try:  # whatever is left of the group (the kernel launcher) goes too
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        with out_path.open("rb") as f:
+            data = f.read(MAX_LOG_BYTES)
+        out = data.decode("utf-8", errors="replace")
+        if out_path.stat().st_size > MAX_LOG_BYTES:
+            out += f"\n[course] output cut at {MAX_LOG_BYTES} bytes\n"
+        if rc == -9:
+            out += f"\n[course] killed after {timeout:.0f} s (AFZ_STUDENT_TIMEOUT)\n"
+        oom = reap_sandboxes(Path(state))
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(" ".join(cmd) + "\n\n" + out)
+    return Run(rc, out, oom)
+
+
+def reap_sandboxes(state: Path) -> bool:
+    """Remove what the run's sandboxes left (their launcher may have been killed).
+
+    Returns whether any of them was killed for memory.
+    """
+    from autograder.sandbox import Cgroup
+
+    oom = False
+    for record in sorted(state.glob("*.json")):
+        try:
+            info = json.loads(record.read_text())
+        except ValueError:
+            continue
+        if info.get("cgroup_version") and info.get("cgroup_dirs"):
+            cgroup = Cgroup.from_dirs(info["cgroup_version"], info["cgroup_dirs"])
+            if not info.get("finished"):
+                info["oom_killed"] = cgroup.oom_killed()
+            cgroup.remove()
+        oom |= bool(info.get("oom_killed"))
+    return oom
