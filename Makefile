@@ -143,7 +143,7 @@ grades: $(STAMP) ## Export grades to grades.csv
 	$(PY) -m course grades --out grades.csv
 
 clean: ## Remove build outputs and caches (keeps .venv)
-	rm -rf _build benchmarks/out .pytest_cache .ruff_cache *.egg-info
+	rm -rf _build benchmarks/out .pytest_cache .ruff_cache .mypy_cache *.egg-info
 	find . -path ./$(VENV) -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -print0 \
 		| xargs -0 rm -rf
 
