@@ -488,6 +488,23 @@ def _walk(page: Page, base_url: str, start: str, selector: str, limit: int) -> l
     return seen
 
 
+@pytest.mark.parametrize("path", PAGES[:1] + [p for p in PAGES if p.startswith("chapters/")][-1:])
+def test_page_names_its_icon_and_the_site_serves_it(browser, base_url, path):
+    """Without a <link rel="icon">, browsers ask for /favicon.ico and log a 404."""
+    page, visit = _open(browser, base_url, DESKTOP)
+    try:
+        page.goto(base_url + path)
+        hrefs = page.eval_on_selector_all('link[rel~="icon"]', "els => els.map(e => e.href)")
+        assert hrefs, f"{path}: no <link rel=icon>: set html.favicon in _config.yml"
+        for href in hrefs:
+            response = page.request.get(href)
+            assert response.status == 200, f"{path}: icon {href} answers HTTP {response.status}"
+            assert response.headers.get("content-type", "").startswith("image/"), href
+    finally:
+        page.context.close()
+    assert visit.problems() == [], _problems_message(path, visit.problems())
+
+
 def test_next_and_previous_links_walk_through_the_book_in_order(browser, base_url):
     order = _toc_order()
     chapters = [p for p in order if p.startswith("chapters/")]
