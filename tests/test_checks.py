@@ -315,8 +315,8 @@ def test_every_helpers_module_is_placed(tmp_path):
     imports. (A piece imported inside a function, as helpers.interop does, fails only when
     called, with the absent piece's own message.)"""
     placed = {m for ms in pieces.PIECES.values() for m in ms}
-    support = {"__init__", "checks", "data", "explain", "fixtures", "interop", "plotting",
-               "printing", "timing", "tracing"}  # fmt: skip
+    support = {"__init__", "checks", "data", "diagrams", "explain", "fixtures", "interop",
+               "plotting", "printing", "timing", "tracing"}  # fmt: skip
     helpers_dir = REPO / "helpers"
     packages = {p.name for p in helpers_dir.iterdir() if (p / "__init__.py").is_file()}
     modules = {p.stem for p in helpers_dir.glob("*.py")} | packages
