@@ -89,6 +89,16 @@ def greedy_decode(
     return tokens[:, 1:]
 
 
+def gnmt_length_penalty(lengths: Tensor, alpha: float) -> Tensor:
+    """GNMT's length penalty ``((5 + |Y|) / 6) ** alpha`` (Wu et al., 2016), elementwise.
+
+    Beam search divides a hypothesis's total log-probability by it, so that longer outputs are
+    not lost merely for paying for more tokens; the paper uses ``alpha = 0.6``. It is 1 for
+    ``|Y| = 1`` and for ``alpha = 0``.
+    """
+    return ((5 + lengths) / 6) ** alpha
+
+
 def beam_search(
     model: Transformer,
     src: Tensor,
@@ -104,9 +114,11 @@ def beam_search(
 ) -> Tensor:
     """Keep the ``beam_size`` most likely prefixes at every step; return the best per source.
 
-    A finished hypothesis (ended by EOS) stays in the beam with its score frozen. Hypotheses are
-    ranked by total log-probability divided by ``length ** length_penalty`` (0 = no
-    normalisation). With ``beam_size=1`` this is greedy decoding.
+    A finished hypothesis (ended by EOS) stays in the beam with its score frozen. At the end the
+    hypotheses are ranked by total log-probability divided by
+    ``gnmt_length_penalty(length, length_penalty)``, ``length`` counting the tokens up to and
+    with EOS; the paper uses ``length_penalty=0.6``, and 0 ranks by log-probability alone.
+    With ``beam_size=1`` this is greedy decoding.
 
     The arguments ``greedy_decode`` has come first, in its order; ``pad_id`` defaults to
     ``model.config.pad_id``. Returns ``(batch, n)`` ids without BOS, padded after EOS, like
@@ -149,6 +161,6 @@ def beam_search(
                     layer_cache.reorder(parent)
             if finished.all():
                 break
-    ranked = scores / lengths.view(batch, k).clamp(min=1) ** length_penalty
+    ranked = scores / gnmt_length_penalty(lengths.view(batch, k), length_penalty)
     best = ranked.argmax(dim=1)
     return tokens.view(batch, k, -1)[torch.arange(batch, device=device), best, 1:]

@@ -510,7 +510,7 @@ def test_next_and_previous_links_walk_through_the_book_in_order(browser, base_ur
     chapters = [p for p in order if p.startswith("chapters/")]
     on_disk = sorted(f"chapters/{p.stem}.html" for p in (ROOT / "chapters").glob("*.ipynb"))
     assert chapters == on_disk, f"_toc.yml chapters {chapters} != chapters/*.ipynb {on_disk}"
-    assert len(chapters) == 9, f"expected the nine chapters, found {len(chapters)}"
+    assert len(chapters) == 10, f"expected the ten chapters, found {len(chapters)}"
     # Only the HTML is needed to follow links: no scripts, styles, fonts or images (each page
     # loads them in test_page_loads_without_errors_or_outside_requests), which keeps it quick.
     context = browser.new_context(viewport=DESKTOP, java_script_enabled=False)

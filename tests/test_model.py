@@ -18,6 +18,7 @@ from helpers import (
     train,
 )
 from helpers.data import as_pairs, endless_batches, make_copy_task, pairs_to_batch
+from helpers.decoding import gnmt_length_penalty
 from helpers.interop import load_torch_transformer
 
 
@@ -209,3 +210,25 @@ def test_decoding_respects_source_padding(copy_model):
     padded = torch.cat([one, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     assert torch.equal(greedy_decode(model, one, 10), greedy_decode(model, padded, 10))
     assert padding_mask(padded, 0).sum() == 6
+
+
+def test_gnmt_length_penalty_values():
+    lengths = torch.tensor([1.0, 8.0, 9.0])
+    assert torch.allclose(gnmt_length_penalty(lengths, 0.0), torch.ones(3))
+    expected = torch.tensor([1.0, (13 / 6) ** 0.6, (14 / 6) ** 0.6])
+    assert torch.allclose(gnmt_length_penalty(lengths, 0.6), expected)
+
+
+def test_beam_search_ranks_with_the_gnmt_penalty(copy_model, monkeypatch):
+    import helpers.decoding as decoding
+
+    model, _, (src, _) = copy_model
+    seen = []
+
+    def recording_penalty(lengths, alpha):
+        seen.append((lengths.shape, alpha))
+        return gnmt_length_penalty(lengths, alpha)
+
+    monkeypatch.setattr(decoding, "gnmt_length_penalty", recording_penalty)
+    beam_search(model, src[:4], max_len=12, beam_size=3, length_penalty=0.6)
+    assert seen == [(torch.Size([4, 3]), 0.6)]
