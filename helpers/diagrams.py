@@ -20,7 +20,8 @@ exercises) only inside the functions that use them, so it loads while an exercis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +125,27 @@ def _blank_axes(fig: Figure, xlim: tuple[float, float], ylim: tuple[float, float
 
 # ----------------------------------------------------------------------------------------------
 # 1. the paper's Figure 1, with shapes
+
+
+@contextmanager
+def _watching(
+    hooks: Sequence[tuple[nn.Module, Callable[..., None]]],
+    attention: Sequence[MultiHeadAttention],
+) -> Iterator[None]:
+    """Run the block without gradients, with the forward ``hooks`` installed and the
+    ``attention`` modules recording their weights; afterwards both are as they were."""
+    handles = [module.register_forward_hook(hook) for module, hook in hooks]
+    recording = [mha.record_weights for mha in attention]
+    for mha in attention:
+        mha.record_weights = True
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        for mha, was in zip(attention, recording, strict=True):
+            mha.record_weights = was
+        for handle in handles:
+            handle.remove()
 
 
 def _first(records: dict[str, list[Any]], name: str) -> Any:
@@ -418,21 +440,14 @@ def trace_head_split(
 
         return hook
 
-    handles = [
-        mha.q_proj.register_forward_hook(catch("q")),
-        mha.v_proj.register_forward_hook(catch("v")),
-        mha.out_proj.register_forward_hook(catch("merged", use_input=True)),
-        mha.out_proj.register_forward_hook(catch("output")),
+    hooks = [
+        (mha.q_proj, catch("q")),
+        (mha.v_proj, catch("v")),
+        (mha.out_proj, catch("merged", use_input=True)),
+        (mha.out_proj, catch("output")),
     ]
-    recording = mha.record_weights
-    mha.record_weights = True
-    try:
-        with torch.no_grad():
-            mha(query, key, value, mask)
-    finally:
-        mha.record_weights = recording
-        for handle in handles:
-            handle.remove()
+    with _watching(hooks, [mha]):
+        mha(query, key, value, mask)
     weights = mha.last_weights
     if weights is None:
         raise RuntimeError("the attention module did not record its weights")
@@ -702,16 +717,9 @@ def trace_decoder_position(
         ("Add & Norm 3", block.ff_block),
         ("hidden", block.feed_forward.linear1),
     ]
-    handles = [module.register_forward_hook(catch(name)) for name, module in parts]
-    recording = [block.self_attn.record_weights, block.cross_attn.record_weights]
-    block.self_attn.record_weights = block.cross_attn.record_weights = True
-    try:
-        with torch.no_grad():
-            model(src, tgt, src_mask, tgt_mask)
-    finally:
-        block.self_attn.record_weights, block.cross_attn.record_weights = recording
-        for handle in handles:
-            handle.remove()
+    hooks = [(module, catch(name)) for name, module in parts]
+    with _watching(hooks, [block.self_attn, block.cross_attn]):
+        model(src, tgt, src_mask, tgt_mask)
     self_w, cross_w = block.self_attn.last_weights, block.cross_attn.last_weights
     if self_w is None or cross_w is None:
         raise RuntimeError("the attention modules did not record their weights")
