@@ -70,8 +70,21 @@ lock: $(STAMP) ## Regenerate the lock requirements.txt from pyproject.toml (pip-
 		$(TORCH_INDEX_ARG) $(LOCK_ARGS) --output-file $(LOCK) pyproject.toml
 	sed -i 's|^#    make lock$$|&\n#\n$(LOCK_NOTE_1)\n$(LOCK_NOTE_2)\n$(LOCK_NOTE_3)|' $(LOCK)
 
-book: $(STAMP) ## Build the HTML book into _build/html (warnings are errors; notebooks are not executed)
+# Two editions from one source: English in _build/html/, Chinese in _build/html/zh/ (the prose
+# from locale/zh_CN/LC_MESSAGES/, code, outputs and figures from the same notebooks).
+book: $(STAMP) ## Build the HTML book, English in _build/html and Chinese in _build/html/zh (warnings are errors; notebooks are not executed)
+	rm -f _build/html/searchindex.js  # Sphinx would merge the new index into the stale one
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
+	$(PY) tools/build_zh.py
+
+# After an edit to the English prose: extract its messages, merge them into the Chinese catalogs
+# (new ones empty, changed ones fuzzy), then list what needs translating and any term problems.
+.PHONY: i18n
+i18n: $(STAMP) ## Update the Chinese catalogs from the English pages (sphinx-intl) and list what to translate
+	$(BIN)/jupyter-book build . --builder custom --custom-builder gettext --path-output _build/i18n
+	$(BIN)/sphinx-intl update -p _build/i18n/_build/gettext -l zh_CN -d locale
+	$(PY) tools/i18n_check.py _build/i18n/_build/gettext
+	$(PY) tools/term_report.py --flags-only
 
 # The browser tests (tests/test_browser.py) drive Debian's Chromium through Playwright for Python
 # (pinned in requirements.txt); `playwright install` is never used. No-op when it is installed.

@@ -4,7 +4,8 @@ The pages contain Chinese words (猫, 趴, 垫子, 三千零五, ...). A reader 
 font would see empty boxes ("tofu"), and the book may not fetch a web font from a CDN. So at the
 end of each HTML build this extension
 
-1. collects every CJK character that occurs in the built pages,
+1. collects every CJK character that occurs in the built pages and in the site's own scripts
+   (which put words such as 复制到剪贴板 on the page),
 2. subsets the Noto Sans CJK font that the course already ships through PyPI for its figures
    (`helpers.plotting.cjk_font_path()`, package `cvttf-NotoSansCJK-Regular`, SIL OFL 1.1) to
    exactly those characters, as a WOFF file under `_static/fonts/` (a few hundred KB at most,
@@ -13,7 +14,10 @@ end of each HTML build this extension
    download it for pages with CJK text) and appends it to the theme's font stacks, so it is
    used only for characters the reader's own fonts do not have,
 4. at `config-inited`, adds the font to MathJax's family for characters its own fonts lack
-   (`chtml.unknownFamily`), so Chinese subscripts such as v_{猫} in formulas render too.
+   (`chtml.unknownFamily`), so Chinese subscripts such as v_{猫} in formulas render too;
+5. adds `<link rel="preload">` for the font to the head of every page with CJK text. Without
+   it, Chromium lays out text that it meets before the font has loaded (the sidebar, the site
+   title) with the missing-glyph box and keeps the boxes after the font arrives.
 
 The subset file name carries a hash of the character set; an unchanged book reuses it.
 """
@@ -21,6 +25,7 @@ The subset file name carries a hash of the character set; an unchanged book reus
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 FAMILY = "AFZ Noto Sans CJK"  # a name of our own, so it never collides with an installed font
@@ -93,9 +98,21 @@ def write_cjk_font(app, exception) -> None:
     outdir = Path(app.outdir)
     static = outdir / "_static"
     chars: set[str] = set()
+    # Not the other edition's pages (the Chinese one is a site of its own in zh/).
+    editions = {p.parent for p in outdir.rglob("searchindex.js") if p.parent != outdir}
+    pages_with_cjk: list[Path] = []
     for page in outdir.rglob("*.html"):
-        if "_static" not in page.relative_to(outdir).parts:
-            chars.update(c for c in page.read_text(encoding="utf-8") if is_cjk(c))
+        if "_static" in page.relative_to(outdir).parts:
+            continue
+        if not any(edition in page.parents for edition in editions):
+            found = {c for c in page.read_text(encoding="utf-8") if is_cjk(c)}
+            chars |= found
+            if found:
+                pages_with_cjk.append(page)
+
+    # and the words scripts put on the pages (sphinx-copybutton's "复制到剪贴板", ...)
+    for script in static.glob("*.js"):
+        chars.update(c for c in script.read_text(encoding="utf-8", errors="ignore") if is_cjk(c))
 
     font_path = cjk_font_path()
     if chars:
@@ -121,6 +138,29 @@ def write_cjk_font(app, exception) -> None:
         if stale.name != font_file:
             stale.unlink()
     (static / CSS_NAME).write_text(_css(font_file), encoding="utf-8")
+    if font_file is not None:
+        for page in pages_with_cjk:
+            _preload(page, f"{_root(page, outdir)}_static/{FONT_DIR}/{font_file}")
+
+
+def _root(page: Path, outdir: Path) -> str:
+    """The relative URL from `page` to the site's root folder ("" or "../" ...)."""
+    return "../" * (len(page.relative_to(outdir).parts) - 1)
+
+
+PRELOAD = '<link rel="preload" href="{}" as="font" type="font/woff" crossorigin="anonymous" />'
+
+
+def _preload(page: Path, href: str) -> None:
+    """Put (or replace) the font's preload link at the start of the page's head."""
+    html = page.read_text(encoding="utf-8")
+    link = PRELOAD.format(href)
+    old = re.search(r'<link rel="preload" href="[^"]*' + FONT_PREFIX + r'[^"]*"[^>]*>', html)
+    if old:
+        html = html.replace(old.group(0), link)
+    else:
+        html = html.replace("<head>", "<head>\n    " + link, 1)
+    page.write_text(html, encoding="utf-8")
 
 
 def add_font_to_mathjax(app, config) -> None:

@@ -13,11 +13,17 @@ request that would leave 127.0.0.1 is blocked and makes the page fail. For each 
   there is no launch button and no placeholder link;
 - on a narrow (mobile) viewport the page does not scroll horizontally.
 
-For the whole book: search finds the positional-encoding chapter for "positional", the
-next/previous links walk through every page of _toc.yml in order, the exercise pages offer the
-student notebook for download, the figure font covers every Chinese character of the book, and
-screenshots of the intro, the hand-calculation chapter and one exercise page are written to
-_build/screenshots/ for a person to look at.
+Both editions are tested: the English one at the site's root and the Chinese one under zh/
+(`make book` builds both). Every page has a visible language switch that leads to the same page
+of the other edition, and every page with Chinese text preloads the font that draws it.
+
+For the whole book: search finds the positional-encoding chapter for "positional" (and, in the
+Chinese edition, the right chapters for Chinese words typed without spaces), the next/previous
+links walk through every page of _toc.yml in order in each edition, the exercise pages offer
+the student notebook for download, the figure font covers every Chinese character of the book,
+and screenshots of the intro, the hand-calculation chapter and one exercise page (and of the
+Chinese intro and hand-calculation chapter) are written to _build/screenshots/ for a person to
+look at.
 
 Environment variables: BOOK_SITE_DIR (default _build/html) points the tests at another built
 site, e.g. a deliberately broken copy; BOOK_SCREENSHOT_DIR (default _build/screenshots).
@@ -115,8 +121,26 @@ def _toc_order() -> list[str]:
     return [str(Path(name).with_suffix("")) + ".html" for name in order]
 
 
+EDITIONS = ("", "zh/")  # the English edition at the root, the Chinese one in zh/
+
+
+def _edition(path: str) -> str:
+    """The edition folder of a page path: "" (English) or "zh/"."""
+    return "zh/" if path.startswith("zh/") else ""
+
+
+def _bare(path: str) -> str:
+    """A page's path inside its edition: zh/chapters/x.html -> chapters/x.html."""
+    return path.removeprefix(_edition(path))
+
+
+def _twin(path: str) -> str:
+    """The same page in the other edition."""
+    return _bare(path) if _edition(path) else "zh/" + path
+
+
 PAGES = _site_pages() or ["(no built site)"]
-EXERCISE_PAGES = [p for p in PAGES if p.startswith("exercises/")]
+EXERCISE_PAGES = [p for p in PAGES if _bare(p).startswith("exercises/")]
 
 
 def _check_site() -> None:
@@ -265,6 +289,21 @@ FACTS_JS = r"""async () => {
         .map(e => e.outerHTML.slice(0, 120));
     facts.hrefs = Array.from(document.querySelectorAll("a[href], link[href]"))
         .map(a => a.getAttribute("href"));
+    facts.switches = Array.from(document.querySelectorAll("a.afz-language-switch")).map(a => {
+        const box = a.getBoundingClientRect();
+        const visible = box.width > 0 && box.height > 0 && box.right <= window.innerWidth &&
+            getComputedStyle(a).visibility !== "hidden";
+        return {href: a.href, text: a.textContent.trim(), visible: visible};
+    });
+    facts.font_preloads = Array.from(
+        document.querySelectorAll('link[rel="preload"][as="font"]')).map(l => l.href);
+    facts.font_faces = Array.from(document.styleSheets).flatMap(sheet => {
+        try { return Array.from(sheet.cssRules); } catch (e) { return []; }
+    }).filter(rule => rule instanceof CSSFontFaceRule &&
+                      /AFZ/.test(rule.style.getPropertyValue("font-family")))
+      .map(rule => new URL(rule.style.getPropertyValue("src").match(/url\("?([^")]+)"?\)/)[1],
+                           rule.parentStyleSheet.href || document.baseURI).href);
+    facts.lang = document.documentElement.lang;
     facts.scroll_width = document.documentElement.scrollWidth;
     facts.inner_width = window.innerWidth;
     // Chinese text: draw each character with the font the page uses for it, and compare it
@@ -369,12 +408,12 @@ def test_page_chinese_text_renders(browser, base_url, path):
 @pytest.mark.parametrize("path", PAGES)
 def test_page_has_no_solution_text_launch_button_or_placeholder(browser, base_url, path):
     facts = visit(browser, base_url, path).facts
-    if path.startswith(("chapters/", "exercises/")):  # the instructor guide may name markers
+    if _bare(path).startswith(("chapters/", "exercises/")):  # the guide may name markers
         found = SOLUTION_MARKERS.findall(facts["text"])
         assert not found, f"{path}: nbgrader solution markers visible: {found[:3]}"
     # the code of the solution regions, in the code shown on the exercise pages and in the
     # code cells they offer for download (test_book_build.py scans all files of the site)
-    exercise = path.startswith("exercises/")
+    exercise = _bare(path).startswith("exercises/")
     shown = {re.sub(r"\s+", " ", line).strip() for line in facts["code"].splitlines()}
     leaked = sorted(_secret_lines() & shown) if exercise else []
     assert not leaked, f"{path}: solution text visible: {leaked[:3]}"
@@ -384,7 +423,7 @@ def test_page_has_no_solution_text_launch_button_or_placeholder(browser, base_ur
     for link in facts["download_links"]:
         with urllib.request.urlopen(link, timeout=10) as response:
             body = response.read().decode("utf-8", errors="replace")
-        if path.startswith(("chapters/", "exercises/")):
+        if _bare(path).startswith(("chapters/", "exercises/")):
             marker = SOLUTION_MARKERS.search(body)
             assert not marker, f"{path}: download {link} has solution markers: {marker.group(0)!r}"
         code = _notebook_text(body, code_only=True) if link.endswith(".ipynb") else body
@@ -401,6 +440,34 @@ def test_page_fits_a_phone_screen(browser, base_url, path):
     assert facts["scroll_width"] <= facts["inner_width"], (
         f"{path}: scrolls sideways at {MOBILE['width']} px: the page is "
         f"{facts['scroll_width']} px wide; give wide content its own scroll box"
+    )
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_links_to_itself_in_the_other_edition(browser, base_url, path):
+    for mobile in (False, True):
+        facts = visit(browser, base_url, path, mobile=mobile).facts
+        switches = facts["switches"]
+        where = f"{path} ({'mobile' if mobile else 'desktop'})"
+        assert len(switches) == 1, f"{where}: {len(switches)} language switches: {switches}"
+        assert switches[0]["visible"], f"{where}: the language switch is hidden or off screen"
+        assert switches[0]["href"] == base_url + _twin(path), (
+            f"{where}: the switch leads to {switches[0]['href']}, not to {base_url + _twin(path)}"
+        )
+        assert switches[0]["text"] == ("English" if _edition(path) else "中文"), switches[0]
+    expected = "zh-CN" if _edition(path) else "en"
+    assert facts["lang"] == expected, f"{path}: <html lang={facts['lang']!r}>, not {expected!r}"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_with_chinese_text_preloads_its_font(browser, base_url, path):
+    """Chromium keeps drawing boxes for text laid out before a web font arrives."""
+    facts = visit(browser, base_url, path).facts
+    if not facts["cjk_chars"]:
+        return
+    assert facts["font_faces"], f"{path}: Chinese text but no @font-face (cjk-font.css)"
+    assert set(facts["font_faces"]) <= set(facts["font_preloads"]), (
+        f"{path}: fonts {facts['font_faces']} are not preloaded ({facts['font_preloads']})"
     )
 
 
@@ -472,6 +539,69 @@ def test_search_finds_the_positional_encoding_chapter(browser, base_url):
     assert chapter[0] in hits, f"search for {SEARCH_TERM!r} did not find {chapter[0]}: {hits}"
 
 
+def _search(browser: Browser, base_url: str, start: str, query: str) -> list[str]:
+    """Type `query` into the search box of page `start`; the pages of the results."""
+    page, record = _open(browser, base_url, DESKTOP)
+    try:
+        page.goto(base_url + start)
+        page.locator("button.search-button-field:visible").first.click()
+        box = page.locator("#pst-search-dialog input[name=q]")
+        box.fill(query)
+        box.press("Enter")
+        page.wait_for_url("**/search.html?q=*")
+        page.wait_for_function(
+            "() => document.querySelector('#search-results') && "
+            "!document.querySelector('#search-progress')?.innerText && "
+            "(document.querySelector('#search-results').querySelector('p.search-summary') || "
+            " document.querySelector('#search-results > p'))"
+        )
+        results = page.eval_on_selector_all(
+            "#search-results ul.search li a", "links => links.map(a => a.href)"
+        )
+    finally:
+        page.context.close()
+    assert not record.problems(), _problems_message(f"search {query!r}", record.problems())
+    return [urlsplit(r).path.lstrip("/") for r in results]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("位置编码", "chapters/04_positional_encoding.html"),  # a term: one word of the index
+        ("多头注意力", "chapters/03_multi_head_attention.html"),
+        ("猫", "chapters/02_attention_by_hand.html"),  # a one-character word
+        ("教师强制的暴露偏差", "chapters/07_training_vs_inference.html"),  # no spaces, 的 inside
+        ("束搜索 长度惩罚", "chapters/07_training_vs_inference.html"),
+        ("softmax 缩放", "chapters/02_attention_by_hand.html"),  # English and Chinese mixed
+    ],
+)
+def test_chinese_search_finds_chinese_words(browser, base_url, query, expected):
+    hits = _search(browser, base_url, "zh/intro.html", query)
+    assert "zh/" + expected in hits, f"search for {query!r} did not find zh/{expected}: {hits}"
+    assert all(h.startswith("zh/") for h in hits), f"{query!r} leads out of the edition: {hits}"
+
+
+def test_language_switch_is_a_link_a_reader_can_click(browser, base_url):
+    for start, viewport in (
+        ("chapters/02_attention_by_hand.html", DESKTOP),
+        ("intro.html", MOBILE),
+    ):
+        page, record = _open(browser, base_url, viewport)
+        try:
+            page.goto(base_url + start)
+            _settle(page)  # a click while fonts load would abort those requests
+            page.locator("a.afz-language-switch").click()
+            page.wait_for_url(base_url + _twin(start))
+            _settle(page)
+            assert page.locator("html").get_attribute("lang") == "zh-CN"
+            page.locator("a.afz-language-switch").click()
+            page.wait_for_url(base_url + start)
+            _settle(page)
+        finally:
+            page.context.close()
+        assert not record.problems(), _problems_message(start, record.problems())
+
+
 def _walk(page: Page, base_url: str, start: str, selector: str, limit: int) -> list[str]:
     """Follow the `selector` link from page to page; return the pages visited."""
     page.goto(base_url + start, wait_until="domcontentloaded")
@@ -505,10 +635,13 @@ def test_page_names_its_icon_and_the_site_serves_it(browser, base_url, path):
     assert visit.problems() == [], _problems_message(path, visit.problems())
 
 
-def test_next_and_previous_links_walk_through_the_book_in_order(browser, base_url):
-    order = _toc_order()
-    chapters = [p for p in order if p.startswith("chapters/")]
-    on_disk = sorted(f"chapters/{p.stem}.html" for p in (ROOT / "chapters").glob("*.ipynb"))
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_next_and_previous_links_walk_through_the_book_in_order(browser, base_url, edition):
+    order = [edition + page for page in _toc_order()]
+    chapters = [p for p in order if _bare(p).startswith("chapters/")]
+    on_disk = sorted(
+        f"{edition}chapters/{p.stem}.html" for p in (ROOT / "chapters").glob("*.ipynb")
+    )
     assert chapters == on_disk, f"_toc.yml chapters {chapters} != chapters/*.ipynb {on_disk}"
     assert len(chapters) == 10, f"expected the ten chapters, found {len(chapters)}"
     # Only the HTML is needed to follow links: no scripts, styles, fonts or images (each page
@@ -539,9 +672,10 @@ def test_exercise_download_is_the_student_notebook(browser, base_url, path):
         pytest.skip("the book has no pages under exercises/ yet")
     links = visit(browser, base_url, path).facts["download_links"]
     notebooks = [link for link in links if link.endswith(".ipynb")]
-    expected = path.removesuffix(".html") + ".ipynb"
-    assert [urlsplit(n).path.lstrip("/") for n in notebooks] == [f"_sources/{expected}"], (
-        f"{path}: the download button offers {links}, expected _sources/{expected}"
+    expected = _bare(path).removesuffix(".html") + ".ipynb"
+    source = f"{_edition(path)}_sources/{expected}"
+    assert [urlsplit(n).path.lstrip("/") for n in notebooks] == [source], (
+        f"{path}: the download button offers {links}, expected {source}"
     )
     with urllib.request.urlopen(notebooks[0], timeout=10) as response:
         offered = json.loads(response.read())
@@ -566,6 +700,8 @@ SCREENSHOT_PAGES = {
     "intro": INTRO,
     "hand_calculation": HAND_CALCULATION,
     "exercise": EXERCISE_PAGES[0] if EXERCISE_PAGES else None,
+    "zh_intro": "zh/" + INTRO,
+    "zh_hand_calculation": "zh/" + HAND_CALCULATION,
 }
 
 
@@ -576,7 +712,9 @@ def test_screenshot_for_a_person_to_look_at(browser, base_url, name):
         pytest.skip("the book has no exercise page yet")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     views = (
-        (("desktop", DESKTOP), ("mobile", MOBILE)) if name == "intro" else (("desktop", DESKTOP),)
+        (("desktop", DESKTOP), ("mobile", MOBILE))
+        if name.endswith("intro")
+        else (("desktop", DESKTOP),)
     )
     for label, viewport in views:
         page, record = _open(browser, base_url, viewport)
