@@ -187,7 +187,7 @@ def test_chapter_is_stored_executed_top_to_bottom(notebook):
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     code = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).strip()]
     counts = [c["execution_count"] for c in code]
-    fix = f"run: .venv/bin/jupyter nbconvert --to notebook --execute --inplace {notebook}"
+    fix = f"run: .venv/bin/python tools/execute_chapters.py {notebook.relative_to(ROOT)}"
     assert None not in counts, f"{notebook.name}: code cells without output; {fix}"
     assert counts == sorted(set(counts)), f"{notebook.name}: not run top to bottom; {fix}"
 
