@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps sandbox-deps lint format typecheck check test clean distclean
+.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check test clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -111,6 +111,18 @@ sandbox-deps: ## Install bubblewrap for the grading sandbox if missing (apt-get,
 	echo "Installing Debian's bubblewrap (the grading sandbox)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap util-linux
 
+# tests/test_postgres.py starts a throwaway PostgreSQL server (tests/postgres.py: initdb into a
+# temporary folder, a Unix socket only) with Debian's server programs. No-op when installed.
+postgres-deps: ## Install Debian's PostgreSQL server programs for the gradebook tests if missing (apt-get, needs root)
+	@if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "error: PostgreSQL (/usr/lib/postgresql/*/bin/initdb) is missing and installing it needs root. Run as root:" >&2; \
+		echo "  apt-get update && apt-get install -y postgresql" >&2; \
+		exit 1; \
+	fi; \
+	echo "Installing Debian's postgresql (for tests/test_postgres.py)"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
+
 lint: $(STAMP) ## Check style with ruff (lint and formatting)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
@@ -128,7 +140,7 @@ typecheck: $(STAMP) ## Type-check helpers, autograder and course with mypy (stri
 check: $(STAMP) sandbox-deps lint typecheck ## Everyday check (about 1-2 min): lint, type check, the fast unit tests
 	$(PY) -m pytest tests -m "not slow" $(PYTEST_ARGS)
 
-test: $(STAMP) browser-deps sandbox-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval
+test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
 
 # Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around `python -m course`.

@@ -13,7 +13,8 @@ import pytest
 NOT_NBVAL = {"exercises", "solutions"}
 
 # Fixtures that start the slow parts (a class graded by real nbgrader in the sandbox, benchmark
-# runs, a training run): every test that uses one is in the slow tier, which `make check` skips.
+# runs, a training run, a PostgreSQL server): every test that uses one is in the slow tier,
+# which `make check` skips.
 SLOW_FIXTURES = {
     "main_class",
     "adversarial_class",
@@ -21,6 +22,7 @@ SLOW_FIXTURES = {
     "merge_runs",
     "runs",
     "copy_model",
+    "pg_server",
 }
 
 

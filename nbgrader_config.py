@@ -18,8 +18,11 @@ Environment variables:
     AFZ_SANDBOX         "bwrap" (default) or "off" (`python -m course autograde --no-sandbox`)
     AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
     AFZ_FEEDBACK_SHOW_HIDDEN  "1": feedback shows the hidden tests' code (after the deadline)
+    AFZ_TIMING          a file: every stage of a grading appends a timestamp to it
+                        (``autograder.stamp``, for benchmarks/grading_cost.py)
 """
 
+import atexit
 import os
 from pathlib import Path
 
@@ -34,8 +37,13 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from autograder import stamp
 from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback, Verdicts
 from course import config
+
+stamp("config")  # AFZ_TIMING (benchmarks/grading_cost.py): nbgrader started and imported
+atexit.unregister(stamp)  # nbgrader reads this file twice: one exit stamp
+atexit.register(stamp, "exit")
 
 ROOT = Path(__file__).resolve().parent
 course = config.Course(Path(os.environ.get("AFZ_COURSE_ROOT") or ROOT))

@@ -29,7 +29,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from . import pieces, sandbox
+from . import pieces, sandbox, stamp
 
 MAX_COPY_FILES = 50
 MAX_COPY_BYTES = 64 * 1024 * 1024
@@ -171,6 +171,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             # limit per process stays as well, so one big allocation is a MemoryError.
             sandbox.set_rlimits(limits)
 
+        stamp("bwrap")
         if os.environ.get("AFZ_SANDBOX_DEBUG"):
             print("afz-grader kernel:", " ".join(argv), file=sys.stderr, flush=True)
         proc = subprocess.Popen(
@@ -193,6 +194,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
         reader.start()
         rc = proc.wait()
+        stamp("sandbox exited")
         reader.join(timeout=2)
         return rc
     finally:
@@ -208,6 +210,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             link.unlink(missing_ok=True)
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
+        stamp("launcher done")
 
 
 def helpers_dir() -> Path | None:
@@ -231,6 +234,7 @@ def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stamp("launcher")
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         limits = sandbox.Limits.from_env()

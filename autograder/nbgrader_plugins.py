@@ -3,6 +3,9 @@
 - ``LimitedExecute``: nbgrader's Execute with a cap on what a notebook may print: past
   ``AFZ_OUTPUT_MB`` (default 8) outputs are dropped, so a print loop cannot fill the
   grader's memory or the autograded notebook.
+  Once the last cell has replied it ends the kernel with a signal rather than asking it to
+  shut down (``_async_end_kernel``), and it stamps each stage for
+  ``benchmarks/grading_cost.py`` (``AFZ_TIMING``).
 - ``Verdicts``: run right after execution. It replaces the outputs of every test cell with
   the verdict that ``autograder/verdicts.py`` reaches, in this process, from the check
   records the cell handed out and the solution's values (``autograder/replay.py``).
@@ -16,21 +19,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+import signal
 import sys
+import time
 from pathlib import Path
 
+from jupyter_core.utils import ensure_async, run_sync
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
+
+from autograder import stamp
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
 REDACTED = "[line hidden: it repeats a hidden test or the solution]"
 MAX_MESSAGE = 2000  # characters of an error message kept in feedback
+KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
 
 
 class LimitedExecute(Execute):
@@ -42,7 +52,55 @@ class LimitedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._output_bytes = 0
         self._output_capped = False
-        return super().preprocess(nb, resources, km)
+        stamp("execute")
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            stamp("executed")
+
+    # Stages for benchmarks/grading_cost.py (AFZ_TIMING); nothing else changes. (nbclient's
+    # sync methods wrap its coroutines at class level, so these are the ones to override.)
+    def start_new_kernel(self, **kwargs):
+        stamp("kernel start")
+        return super().start_new_kernel(**kwargs)
+
+    def start_new_kernel_client(self):
+        kc = super().start_new_kernel_client()
+        stamp("kernel ready")
+        return kc
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        kind = "learner" if meta.get("solution") else "tests" if meta.get("grade") else "setup"
+        stamp("cell", kind=kind)
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            stamp("cell done", kind=kind)
+
+    def _cleanup_kernel(self):
+        stamp("kernel shutdown")
+        try:
+            run_sync(self._async_end_kernel)()
+            return super()._cleanup_kernel()
+        finally:
+            stamp("kernel gone")
+
+    async def _async_end_kernel(self) -> None:
+        """End the kernel at once: SIGTERM to its process group, instead of nbclient's polite
+        shutdown request (with which ipykernel tears itself down, torch and all, and the
+        client polls for its end: about 1.5 s of a grading, for nothing once the last cell
+        has replied). The launcher (``autograder.kernel``) then kills its sandbox, removes
+        the cgroup and its folders, and exits; nbclient's cleanup finds it gone. Should the
+        launcher not exit within ``KERNEL_STOP_WAIT`` seconds, nbclient's cleanup kills it.
+        """
+        km = self.km
+        if km is None or not km.has_kernel or not await ensure_async(km.is_alive()):
+            return
+        await ensure_async(km.signal_kernel(signal.SIGTERM))
+        deadline = time.monotonic() + KERNEL_STOP_WAIT
+        while await ensure_async(km.is_alive()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     def output(self, outs, msg, display_id, cell_index):
         size = len(json.dumps(msg.get("content", {}), default=str))
@@ -81,6 +139,7 @@ class Verdicts(NbGraderPreprocessor):
                 grade_id, expected.get(grade_id, []), cell.get("outputs", [])
             )
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
+        stamp("verdicts done")
         return nb, resources
 
 

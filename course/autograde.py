@@ -1,14 +1,24 @@
 """``autograde``: every submission graded in the OS sandbox, by worker processes in parallel.
 
 Each submission is graded by its own ``nbgrader autograde <assignment> --student <id>``
-process, so a crash is contained to one student. Workers take submissions from one queue, so
-a slow notebook does not leave another worker idle. With an SQLite gradebook and more than
-one worker, each worker grades against its own copy of the gradebook and the results are
-merged afterwards (``course.gradebook``); otherwise they write to the gradebook directly.
+process, so a crash is contained to one student. Two engines run those processes:
+
+* ``engine="dask"`` (``course.distributed``): tasks on a Dask cluster, a scheduler's address
+  or a LocalCluster of this machine; each task carries the submission's bytes, each result is
+  written here as it arrives (an interruption loses nothing already graded);
+* ``engine="pool"``: threads of this process take submissions from one queue, so a slow
+  notebook does not leave another worker idle. With an SQLite gradebook and more than one
+  worker, each worker grades against its own copy of the gradebook and the results are merged
+  afterwards (``course.gradebook``); otherwise they write to the gradebook directly.
+
+reports/autograde.json records each result with the sha256 of the submission's files: with
+``force=False`` a submission whose result is recorded for the same bytes is skipped (how a
+run stopped by Ctrl-C resumes).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -47,6 +57,9 @@ class Result:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     outcome: str = "graded"  # graded, timed out, killed for memory, ... (diagnose.OUTCOMES)
+    sha256: str = ""  # of the submission's files (course.tasks.digest)
+    grader: str = ""  # of what grades it: the assignment's source, helpers, autograder
+    worker: str = ""  # host:pid of the Dask worker that graded it ("" for the local pool)
 
 
 def grade_one(
@@ -152,14 +165,28 @@ def autograde(
     workers: int = 2,
     students: list[str] | None = None,
     sandbox: bool = True,
+    *,
+    engine: str = "pool",
+    scheduler: str | None = None,
+    force: bool = True,
 ) -> list[Result]:
     """Autograde submitted/ (or only ``students``) with ``workers`` worker processes.
 
-    Every notebook runs in the OS sandbox (``autograder.sandbox``); ``sandbox=False``
-    (``--no-sandbox``) runs learners' code with the grader's own rights.
+    ``engine`` is ``"pool"`` (threads of this process) or ``"dask"``: the Dask scheduler at
+    ``scheduler`` (``tcp://host:port`` or a scheduler file), or without one a LocalCluster of
+    ``workers`` processes. ``force=False`` skips the submissions already graded with the same
+    bytes (reports/autograde.json). Every notebook runs in the OS sandbox
+    (``autograder.sandbox``); ``sandbox=False`` (``--no-sandbox``) runs learners' code with
+    the grader's own rights. Returns the results of this run.
     """
+    if engine not in ("pool", "dask"):
+        raise ValueError(f"engine must be 'pool' or 'dask', not {engine!r}")
+    remote = engine == "dask" and scheduler is not None
     names = course.assignments(names)
-    check_sandbox(sandbox)
+    if remote and not sandbox:
+        print(NO_SANDBOX_WARNING, file=sys.stderr)
+    elif not remote:  # a remote cluster's workers are checked by course.distributed
+        check_sandbox(sandbox)
     submitted = course.submitted
     all_students = (
         sorted(p.name for p in submitted.iterdir() if p.is_dir()) if submitted.is_dir() else []
@@ -170,37 +197,133 @@ def autograde(
         raise CourseError(
             f"nothing to grade: no submitted/<student>/<assignment>/ in {course.root}"
         )
-    replay_solutions(course, sorted({a for a, _ in jobs}))
+    if not force:
+        jobs = _skip_graded(course, jobs)
+        if not jobs:
+            print("nothing left to grade (--force grades again)")
+            write_summary(course)
+            return []
     url = course.gradebook_url
-    gradebook.register(course, names, sorted({s for _, s in jobs}), url)
+
+    def prepare() -> None:
+        replay_solutions(course, sorted({a for a, _ in jobs}))
+        gradebook.register(course, names, sorted({s for _, s in jobs}), url)
+
     workers = max(1, min(workers, len(jobs)))
     start = time.perf_counter()
-    results = _grade_all(course, jobs, url, workers, sandbox)
+    if engine == "dask":
+        from course import distributed
+
+        results = distributed.grade(course, jobs, url, workers, sandbox, scheduler, prepare)
+    else:
+        prepare()
+        results = _grade_all(course, jobs, url, workers, sandbox)
+        scores = gradebook.submission_scores(url, [(r.assignment, r.student) for r in results])
+        for r in results:
+            score, r.max_score = scores[(r.assignment, r.student)]
+            if r.status == "ok" and score is not None:
+                r.score = score
+            r.sha256 = _sha256(course, (r.assignment, r.student))
+        write_report(course, results)
     elapsed = time.perf_counter() - start
-    scores = gradebook.submission_scores(url, [(r.assignment, r.student) for r in results])
-    for r in results:
-        score, r.max_score = scores[(r.assignment, r.student)]
-        if r.status == "ok" and score is not None:
-            r.score = score
     results.sort(key=lambda r: (r.assignment, r.student))
-    _write_report(course, results)
     for r in results:
         extra = f" ({'; '.join(r.notes)})" if r.notes else ""
         print(
             f"{r.assignment:<24} {r.student:<24} {r.score:5.1f}/{r.max_score:<5.1f} "
             f"{r.seconds:6.1f}s  {r.status}{extra}"
         )
-    print(f"autograded {len(results)} submission(s) with {workers} worker(s) in {elapsed:.1f} s")
+    where = f"on the Dask cluster {scheduler}" if remote else f"with {workers} worker(s)"
+    if engine == "dask" and not remote:
+        where += " (Dask LocalCluster)"
+    print(f"autograded {len(results)} submission(s) {where} in {elapsed:.1f} s")
     write_summary(course)
     return results
 
 
-def _write_report(course: Course, results: list[Result]) -> None:
-    """reports/autograde.json: these results, and the earlier ones of other submissions."""
+def _sha256(course: Course, job: gradebook.Job) -> str:
+    from course.tasks import digest, pack
+
+    a, s = job
+    return digest(pack(course.submitted / s / a))
+
+
+# Outcomes that say nothing about the learner's notebook: such a result is graded again.
+REGRADE_OUTCOMES = ("grader error", "sandbox failed")
+
+
+def grader_fingerprint(course: Course, assignment: str) -> str:
+    """A hash of everything that decides a grade besides the submission: the assignment's
+    source notebooks (tests, hidden tests, points), ``helpers``, ``autograder`` and
+    ``nbgrader_config.py``. A result recorded under another fingerprint is graded again."""
+    return _grader_fingerprint(course.solutions, assignment)
+
+
+@functools.cache  # hashed once per process and assignment: one run grades with one grader
+def _grader_fingerprint(solutions: Path, assignment: str) -> str:
+    import hashlib
+
+    from course.config import REPO
+
+    h = hashlib.sha256()
+    files = sorted((solutions / assignment).rglob("*.ipynb"))
+    for folder in ("helpers", "autograder"):
+        files += sorted((REPO / folder).rglob("*.py"))
+    files.append(REPO / "nbgrader_config.py")
+    for path in files:
+        if ".ipynb_checkpoints" not in path.parts and path.is_file():
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _skip_graded(course: Course, jobs: list[gradebook.Job]) -> list[gradebook.Job]:
+    """``jobs`` without those recorded in reports/autograde.json for the same submission
+    bytes and the same grader (the tests, ``helpers``, ``autograder``), and not a failure of
+    the grader; prints what is skipped."""
+    path = course.reports / "autograde.json"
+    recorded = {
+        (o["assignment"], o["student"]): o
+        for o in (json.loads(path.read_text()) if path.exists() else [])
+    }
+    left, skipped = [], []
+    graders = {a: grader_fingerprint(course, a) for a in {a for a, _ in jobs}}
+    for job in jobs:
+        old = recorded.get(job)
+        if (
+            old
+            and old.get("sha256")
+            and old.get("outcome") not in REGRADE_OUTCOMES
+            and old.get("grader") == graders[job[0]]
+            and old["sha256"] == _sha256(course, job)
+        ):
+            skipped.append(job)
+        else:
+            left.append(job)
+    if skipped:
+        shown = ", ".join(f"{a}/{s}" for a, s in skipped[:20])
+        more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
+        print(
+            f"skipped {len(skipped)} submission(s) already graded with the same files and "
+            "tests: "
+            f"{shown}{more} (--force grades them again)"
+        )
+    return left
+
+
+def write_report(course: Course, results: list[Result]) -> None:
+    """reports/autograde.json: these results, and the earlier ones of other submissions,
+    one entry per (assignment, student); replaced atomically (an interruption leaves the
+    old file or the new one)."""
     path = course.reports / "autograde.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(path.read_text()) if path.exists() else []
     keep = {(r.assignment, r.student) for r in results}
+    graders = {a: grader_fingerprint(course, a) for a in {r.assignment for r in results}}
+    for r in results:
+        r.grader = r.grader or graders[r.assignment]
     merged = [o for o in old if (o["assignment"], o["student"]) not in keep]
     merged += [asdict(r) for r in results]
-    path.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)

@@ -3,7 +3,7 @@
     .venv/bin/python -m course release [ASSIGNMENT ...]       # solutions/ -> exercises/
     .venv/bin/python -m course check-release                   # exercises/ == fresh generation?
     .venv/bin/python -m course collect SOURCE [--assignment A] # folder or .zip -> submitted/
-    .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N]
+    .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N] [--scheduler ADDRESS]
     .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
     .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
@@ -19,12 +19,19 @@ Every command takes ``--root DIR``, the course root: solutions/, exercises/, sub
 autograded/, feedback/, reports/ and gradebook.db are all found there (default: this
 repository). ``AFZ_GRADEBOOK_URL`` names another gradebook database, e.g. PostgreSQL.
 
-Parallel autograding: nbgrader's SQLite gradebook must not have concurrent writers, so with
-an SQLite gradebook each worker process grades its share of the students against its own
-copy of the gradebook, and the copies' results are merged into the main gradebook
-afterwards (students are disjoint, so nothing collides). With a server database (e.g.
-PostgreSQL in ``AFZ_GRADEBOOK_URL``) the workers write to it directly. Each submission is
-graded by its own ``nbgrader autograde`` process, so a crash is contained to one student.
+Autograding runs on Dask (``course.distributed``): ``--scheduler tcp://HOST:PORT`` (or a
+scheduler file) sends the submissions, as bytes, to the workers of a cluster that may span
+several machines; without it a LocalCluster of worker processes grades on this machine.
+Results are written here as they arrive, so Ctrl-C loses nothing already graded, and a rerun
+skips the submissions already graded with the same files (``--force`` grades all again).
+``--local-pool`` grades with threads of this one process instead (no Dask).
+
+The gradebook: with Dask, each worker grades against its own SQLite copy of a seed
+gradebook and this machine alone merges each result into the gradebook, through nbgrader's
+API. With --local-pool and an SQLite gradebook, each worker thread grades its share against
+its own copy, merged afterwards; with a server database (e.g. PostgreSQL in
+``AFZ_GRADEBOOK_URL``) the pool's workers write to it directly. Each submission is graded by
+its own ``nbgrader autograde`` process, so a crash is contained to one student.
 """
 
 from __future__ import annotations
@@ -54,7 +61,29 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--assignment", help="the source holds <student>/<notebook>.ipynb for this")
     g = sub.add_parser("autograde", help="autograde submitted/ in parallel worker processes")
     g.add_argument("assignments", nargs="*")
-    g.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    g.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes on this machine (default: one per CPU core with Dask, 2 with "
+        "--local-pool); ignored with --scheduler",
+    )
+    g.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on the Dask cluster of this scheduler: tcp://HOST:PORT, or the JSON file "
+        "that `dask scheduler --scheduler-file FILE` wrote (default: a local cluster)",
+    )
+    g.add_argument(
+        "--local-pool",
+        action="store_true",
+        help="grade with a pool of threads in this process, without Dask",
+    )
+    g.add_argument(
+        "--force",
+        action="store_true",
+        help="grade every submission again, also those already graded with the same files",
+    )
     g.add_argument("--student", action="append", help="only this student (repeatable)")
     g.add_argument(
         "--no-sandbox",
@@ -94,7 +123,20 @@ def run(args: argparse.Namespace) -> int:
     elif args.cmd == "autograde":
         from course.autograde import autograde
 
-        autograde(args.assignments, course, args.workers, args.student, not args.no_sandbox)
+        if args.local_pool and args.scheduler:
+            raise CourseError("--local-pool and --scheduler exclude each other: choose one")
+        cores = os.cpu_count() or 1
+        workers = args.workers or (min(2, cores) if args.local_pool else cores)
+        autograde(
+            args.assignments,
+            course,
+            workers,
+            args.student,
+            not args.no_sandbox,
+            engine="pool" if args.local_pool else "dask",
+            scheduler=args.scheduler,
+            force=args.force,
+        )
     elif args.cmd == "feedback":
         from course.reports import feedback
 
@@ -121,3 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     except CourseError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 130

@@ -6,7 +6,8 @@ tool uses is resolved from the root it was given, never from where this file liv
 
 Environment:
     AFZ_GRADEBOOK_URL   the gradebook's database URL (default: sqlite:///<root>/gradebook.db);
-                        e.g. postgresql://grader@dbhost/afz
+                        e.g. postgresql+psycopg2://grader@dbhost/afz (psycopg2 is the
+                        PostgreSQL driver this course installs; ``check_gradebook_url``)
 """
 
 from __future__ import annotations
@@ -36,9 +37,57 @@ class CourseError(RuntimeError):
 
 
 def gradebook_url(root: Path) -> str:
-    """``AFZ_GRADEBOOK_URL``, or the SQLite file ``gradebook.db`` in ``root``."""
-    default = f"sqlite:///{root.resolve() / GRADEBOOK_FILE}"
-    return os.environ.get("AFZ_GRADEBOOK_URL") or default
+    """``AFZ_GRADEBOOK_URL`` (checked: ``check_gradebook_url``), or the SQLite file
+    ``gradebook.db`` in ``root``."""
+    url = os.environ.get("AFZ_GRADEBOOK_URL")
+    if not url:
+        return f"sqlite:///{root.resolve() / GRADEBOOK_FILE}"
+    check_gradebook_url(url, "AFZ_GRADEBOOK_URL")
+    return url
+
+
+URL_FORMS = (
+    "sqlite:////absolute/path/gradebook.db, postgresql+psycopg2://USER@HOST[:PORT]/DATABASE "
+    "or postgresql+psycopg2://USER@/DATABASE?host=/socket/folder"
+)
+
+
+def check_gradebook_url(url: str, where: str = "the gradebook URL") -> None:
+    """Raise a CourseError that says how to write ``url`` when SQLAlchemy cannot parse it or
+    its database driver is not installed (``postgresql://`` means psycopg 3 to SQLAlchemy
+    2.1; this course installs psycopg2). ``where`` names where the URL came from. Connects to
+    nothing; a password in the URL is never shown."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise CourseError(f"{where} is not a database URL; write it as {URL_FORMS}") from None
+    shown = parsed.render_as_string(hide_password=True)
+    try:
+        dialect = parsed.get_dialect()
+    except ArgumentError:  # NoSuchModuleError: an unknown scheme
+        hint = "; PostgreSQL's is postgresql+psycopg2://" if "postgres" in parsed.drivername else ""
+        raise CourseError(
+            f"{where} {shown}: SQLAlchemy knows no database {parsed.drivername!r}{hint}. "
+            f"Write it as {URL_FORMS}"
+        ) from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as err:
+        fix = f"Write it as {URL_FORMS}"
+        if parsed.get_backend_name() == "postgresql":
+            psycopg2 = parsed.set(drivername="postgresql+psycopg2")
+            fix = (
+                "Name the driver this course installs, psycopg2: "
+                f"{psycopg2.render_as_string(hide_password=True)}"
+            )
+        raise CourseError(
+            f"{where} {shown} asks SQLAlchemy for the database driver "
+            f"{parsed.get_driver_name()!r} (Python module {err.name or err}), which is not "
+            f"installed. {fix}"
+        ) from None
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -2,7 +2,9 @@
 
 No SQL: ``nbgrader.api.Gradebook`` and its objects only, so the gradebook may be SQLite (the
 default, ``<root>/gradebook.db``) or a server database such as PostgreSQL
-(``AFZ_GRADEBOOK_URL``).
+(``AFZ_GRADEBOOK_URL``), which several graders may write at once. A gradebook that cannot be
+opened (no driver, no server there, a wrong password, no such database, no right to create
+tables) is a CourseError that says why and what to do.
 
 Parallel autograding with an SQLite gradebook: SQLite must not have concurrent writers, so
 each worker grades against its own copy of the gradebook file (``worker_copy``) and, when all
@@ -17,13 +19,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from course.config import COURSE_ID, Course, sqlite_path
+from course.config import COURSE_ID, Course, CourseError, check_gradebook_url, sqlite_path
 from course.runner import nbgrader_env
 
 if TYPE_CHECKING:
@@ -39,14 +42,86 @@ COMMENT_FIELDS = ("auto_comment", "manual_comment")
 STUDENT_FIELDS = ("first_name", "last_name", "email", "lms_user_id")
 
 
+# Graders that open a new, empty server database at the same moment each create nbgrader's
+# tables, and all but one fail on a duplicate; the tables are there then, so open it again.
+# PostgreSQL's codes: unique violation, duplicate table, duplicate object.
+CREATED_MEANWHILE = {"23505", "42P07", "42710"}
+OPEN_ATTEMPTS = 5
+
+
 @contextmanager
 def open_gradebook(url: str) -> Iterator[Gradebook]:
-    """nbgrader's ``Gradebook`` for the course at ``url``, closed afterwards."""
-    os.environ.update({k: nbgrader_env()[k] for k in ("PATH", "JUPYTER_PLATFORM_DIRS")})
-    from nbgrader.api import Gradebook
-
-    with Gradebook(url, COURSE_ID) as gb:
+    """nbgrader's ``Gradebook`` for the course at ``url``, closed afterwards; a CourseError
+    (``cannot_open``) when it cannot be opened."""
+    with _open(url) as gb:
         yield gb
+
+
+def _open(url: str) -> Gradebook:
+    check_gradebook_url(url)
+    os.environ.update({k: nbgrader_env()[k] for k in ("PATH", "JUPYTER_PLATFORM_DIRS")})
+    from nbgrader.api import Gradebook, InvalidEntry
+    from sqlalchemy.exc import DBAPIError
+
+    for attempt in range(1, OPEN_ATTEMPTS + 1):
+        try:
+            return Gradebook(url, COURSE_ID)
+        except (DBAPIError, InvalidEntry) as err:
+            # nbgrader turns the database's error into InvalidEntry when it adds the course
+            db_err = err if isinstance(err, DBAPIError) else err.__context__
+            if not isinstance(db_err, DBAPIError):
+                raise
+            if getattr(db_err.orig, "pgcode", None) in CREATED_MEANWHILE:
+                if attempt < OPEN_ATTEMPTS:
+                    time.sleep(0.1 * attempt)
+                    continue
+            raise CourseError(cannot_open(url, db_err)) from None
+    raise AssertionError("unreachable")
+
+
+def cannot_open(url: str, err: Exception) -> str:
+    """Why the gradebook at ``url`` could not be opened, in the database's words, and what
+    to do about it (the URL shown without its password)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    user, database = parsed.username or "USER", parsed.database or "DATABASE"
+    reason = str(getattr(err, "orig", err)).strip()
+    low = reason.lower()
+    if "password authentication failed" in low or "no password supplied" in low:
+        hint = (
+            "the password is wrong or missing: put it in ~/.pgpass (a line "
+            f"HOST:PORT:{database}:{user}:PASSWORD, mode 600) or in PGPASSWORD"
+        )
+    elif f'database "{database}" does not exist' in low:
+        hint = f"create it, as PostgreSQL's superuser: createdb --owner={user} {database}"
+    elif f'role "{user}" does not exist' in low:
+        hint = (
+            f"create the user, as PostgreSQL's superuser: createuser --pwprompt {user}, "
+            f"and make it the owner of {database}"
+        )
+    elif "permission denied" in low and parsed.get_backend_name() == "postgresql":
+        hint = (
+            f"{user} may not create nbgrader's tables in {database}: make it the owner "
+            f"(ALTER DATABASE {database} OWNER TO {user}) or GRANT CREATE ON SCHEMA public "
+            f"TO {user}"
+        )
+    elif parsed.get_backend_name() == "sqlite":
+        hint = (
+            "an SQLite gradebook's folder must exist and be writable, and SQLite takes one "
+            "writer at a time (graders writing at once need a server database: PostgreSQL)"
+        )
+    else:
+        hint = (
+            "is the database server running, and reachable from this machine? Check the "
+            "URL's host and port (or ?host=/socket/folder); `pg_isready -h HOST -p PORT` "
+            "says whether a PostgreSQL server answers there"
+        )
+    return (
+        f"cannot open the gradebook {parsed.render_as_string(hide_password=True)}: {reason}\n"
+        f"{hint}. (The gradebook's URL is AFZ_GRADEBOOK_URL; unset, gradebook.db in the "
+        "course root.)"
+    )
 
 
 def register(course: Course, names: list[str], students: list[str], url: str) -> None:

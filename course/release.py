@@ -26,6 +26,10 @@ def release(
 ) -> None:
     """Generate the student versions (exercises/, or ``release_dir``) and register the
     assignments in the gradebook (the course's, or the one at ``url``)."""
+    from course.gradebook import open_gradebook
+
+    with open_gradebook(url or course.gradebook_url):  # a clear error, not nbgrader's traceback
+        pass
     extra = [f"--CourseDirectory.release_directory={release_dir}"] if release_dir else []
     for a in course.assignments(names):
         write_visible_checks(course, a)

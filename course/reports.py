@@ -21,6 +21,10 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
 
     Returns the (assignment, student, why) of every submission without feedback.
     """
+    from course.gradebook import open_gradebook
+
+    with open_gradebook(course.gradebook_url):  # a clear error, not "NO FEEDBACK" per learner
+        pass
     failed: list[tuple[str, str, str]] = []
     for a in course.assignments(names):
         students = sorted(p.parent.name for p in course.autograded.glob(f"*/{a}"))

@@ -20,6 +20,12 @@ EXPECTED = {
     "number_translation.py": ["held-out exact match", "training time (s)", "checkpoint size"],
     "generation.py": ["KV cache", "full recomputation", "identical tokens: yes", "speed-up"],
     "sandbox_overhead.py": ["sandbox overhead per notebook", "speed-up of 2 sandboxed workers"],
+    "grading_cost.py": ["median seconds per stage", "kernel shutdown"],
+    "autograde_dask.py": [
+        "notebooks per minute",
+        "overhead of Dask over the plain pool",
+        "projection:",
+    ],
 }
 
 

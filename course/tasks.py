@@ -1,0 +1,134 @@
+"""One grading task of a Dask cluster: what travels to a worker, and what it does there.
+
+A ``Task`` carries ONE submission as bytes (every file of ``submitted/<student>/<assignment>/``,
+``timestamp.txt`` included), not a path on a shared disk. The worker (``grade_task``) needs only
+its own checkout of the course repository (``solutions/`` for the hidden tests and the replay of
+the expected checks, ``exercises/``, the ``.venv``) and the seed gradebook of the run (SQLite
+bytes, shipped once to every worker): it makes a temporary course root, writes the submission
+into it, grades it with ``course.autograde.grade_one`` (the same sandbox and diagnosis as a
+local run) and returns a ``Graded``: the autograded files, the ``Result``, the log and its own
+gradebook (compressed), from which the instructor's side merges this one submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from course.config import AUTOGRADED, RELEASE, REPO, SOURCE, SUBMITTED, Course
+
+Files = dict[str, bytes]  # path relative to the folder (POSIX) -> content
+
+
+class WorkerSetupError(RuntimeError):
+    """The worker machine cannot grade (no sandbox, no checkout of the assignment): not the
+    learner's fault; the instructor's side reports it and a rerun grades the submission again."""
+
+
+def pack(folder: Path) -> Files:
+    """Every regular file under ``folder`` (symbolic links are not followed), by relative path."""
+    files: Files = {}
+    if not folder.is_dir():
+        return files
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            files[path.relative_to(folder).as_posix()] = path.read_bytes()
+    return files
+
+
+def unpack(files: Files, folder: Path) -> None:
+    """Write ``files`` under ``folder``; a path that would leave it is refused."""
+    for name, data in files.items():
+        rel = PurePosixPath(name)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise ValueError(f"refusing to write {name!r} outside {folder}")
+        dest = folder.joinpath(*rel.parts)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+
+
+def digest(files: Files) -> str:
+    """sha256 of the files' names and contents: equal exactly when the submission is."""
+    h = hashlib.sha256()
+    for name in sorted(files):
+        data = files[name]
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Task:
+    """One submission to grade on a worker."""
+
+    assignment: str
+    student: str
+    files: Files
+    sha256: str
+    timeout: float  # seconds for the whole nbgrader run (AFZ_STUDENT_TIMEOUT)
+    sandbox: bool = True
+
+
+@dataclass
+class Graded:
+    """What a worker sends back for one ``Task``."""
+
+    result: object  # course.autograde.Result (typed loosely: that module imports this one)
+    autograded: Files
+    log: str
+    gradebook: bytes  # zlib-compressed SQLite file of the worker's gradebook
+    worker: str  # host:pid that graded it
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _check_worker(task: Task) -> None:
+    """Raise WorkerSetupError when this machine cannot grade ``task`` as asked."""
+    if not (REPO / SOURCE / task.assignment).is_dir():
+        raise WorkerSetupError(
+            f"worker {worker_name()} has no {REPO / SOURCE / task.assignment}: check out the "
+            "course repository (the same commit as the instructor's) on that machine"
+        )
+    if task.sandbox:  # the full check (a sandbox started) ran on every worker before the run
+        from autograder import sandbox
+
+        problem = sandbox.check_quick()
+        if problem:
+            raise WorkerSetupError(
+                f"worker {worker_name()} cannot grade in the sandbox: {problem}; install "
+                "bubblewrap there (`make sandbox-deps`) or restart the worker without it"
+            )
+
+
+def grade_task(task: Task, seed: bytes) -> Graded:
+    """Grade ``task`` in a temporary course root on this worker against a copy of ``seed``."""
+    from course.autograde import grade_one
+
+    _check_worker(task)
+    with tempfile.TemporaryDirectory(prefix="afz-dask-") as tmp:
+        root = Path(tmp)
+        for folder in (SOURCE, RELEASE):
+            (root / folder).symlink_to(REPO / folder)
+        unpack(task.files, root / SUBMITTED / task.student / task.assignment)
+        db = root / "gradebook.db"
+        db.write_bytes(seed)
+        course = Course(root)
+        job = (task.assignment, task.student)
+        result = grade_one(job, course, f"sqlite:///{db}", task.timeout, task.sandbox)
+        result.sha256 = task.sha256
+        log_path = course.reports / "logs" / task.assignment / f"{task.student}.log"
+        log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        return Graded(
+            result=result,
+            autograded=pack(root / AUTOGRADED / task.student / task.assignment),
+            log=log,
+            gradebook=zlib.compress(db.read_bytes(), 6),
+            worker=worker_name(),
+        )
