@@ -233,8 +233,24 @@ def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
     return [(str(copy), str(real))]
 
 
+def end_with_parent() -> None:
+    """SIGTERM when nbgrader, which started this launcher, dies (``PR_SET_PDEATHSIG``): the
+    handler of ``run_sandboxed`` then ends the sandbox and removes its cgroup, so a killed
+    grading leaves nothing running."""
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # nbgrader died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def main(argv: list[str] | None = None) -> int:
     stamp("launcher")
+    end_with_parent()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         limits = sandbox.Limits.from_env()

@@ -1,6 +1,7 @@
 """Where the seconds of grading one notebook go: a stage-by-stage breakdown per assignment.
 
     .venv/bin/python benchmarks/grading_cost.py [--rounds 3] [--assignments A ...] [--quick]
+                                                [--compare-cold]
 
 One student submits the solution notebook of every chosen assignment (default: 01-06) into a
 temporary course root (as ``autograde_parallel.py`` builds it); the solutions are replayed
@@ -28,6 +29,11 @@ grading notes when it reaches each stage (``autograder.stamp``, switched on by
     cleanup                    the run's cgroups removed, its temporary folder deleted
     instructor side, other     diagnose and the log written (course.autograde.grade_one)
 
+nbgrader is forked from a warm server (``course.forkserver``) that imported it once per worker;
+that start is measured once, before the rounds, and printed apart. ``--compare-cold`` grades
+every notebook a second time in each round with a cold ``python -m nbgrader``
+(``AFZ_NBGRADER_WARM=0``), interleaved, and prints both medians side by side.
+
 Prints a table per assignment (median seconds of each stage over the rounds) and the median
 seconds per notebook; the target (issue 14) is a median of at most 3 s per notebook for
 assignments 01-05 on an idle core. Writes benchmarks/out/grading_cost.json (not with --quick).
@@ -45,9 +51,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from course import gradebook
+from course import forkserver, gradebook
 from course.autograde import grade_one, replay_solutions
 from course.config import Course
+from course.runner import nbgrader_env
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 3.0
@@ -122,27 +129,49 @@ def make_course(root: Path, assignments: list[str]) -> Course:
     return course
 
 
-def measure(assignments: list[str], rounds: int) -> dict[str, list[dict[str, float]]]:
-    """{assignment: [stages of each round]}; rounds interleave the assignments."""
-    found: dict[str, list[dict[str, float]]] = {a: [] for a in assignments}
+def start_server() -> float:
+    """Seconds to start this thread's nbgrader server (once per worker in a real run)."""
+    forkserver.close_all()  # the release of the assignments started one
+    start = time.perf_counter()
+    forkserver.server_for(nbgrader_env(), REPO)
+    return time.perf_counter() - start
+
+
+def grade_timed(course: Course, a: str, tmp: Path, cold: bool) -> dict[str, float]:
+    """The stages of one grading of ``s1``'s submission of ``a``."""
+    stamps_file = tmp / f"stamps-{a}.jsonl"
+    stamps_file.unlink(missing_ok=True)
+    os.environ["AFZ_TIMING"] = str(stamps_file)
+    os.environ["AFZ_NBGRADER_WARM"] = "0" if cold else "1"
+    start = time.perf_counter()
+    try:
+        result = grade_one((a, "s1"), course, course.gradebook_url, 900)
+    finally:
+        del os.environ["AFZ_TIMING"], os.environ["AFZ_NBGRADER_WARM"]
+    total = time.perf_counter() - start
+    if result.status != "ok":
+        raise SystemExit(f"{a}: the solution was not graded: {result.status}")
+    stamps = [json.loads(x) for x in stamps_file.read_text().splitlines()]
+    return {**stages(stamps, total), "total": round(total, 3)}
+
+
+def measure(
+    assignments: list[str], rounds: int, compare_cold: bool = False
+) -> tuple[dict[str, dict[str, list[dict[str, float]]]], float]:
+    """({"warm"/"cold": {assignment: [stages of each round]}}, the server's start in s);
+    rounds interleave the assignments (and warm with cold)."""
+    modes = ["warm", "cold"] if compare_cold else ["warm"]
+    found: dict[str, dict[str, list[dict[str, float]]]] = {
+        m: {a: [] for a in assignments} for m in modes
+    }
     with tempfile.TemporaryDirectory() as tmp:
         course = make_course(Path(tmp) / "course", assignments)
-        for _ in range(rounds):
+        server_start = start_server()
+        for r in range(rounds):
             for a in assignments:
-                stamps_file = Path(tmp) / f"stamps-{a}.jsonl"
-                stamps_file.unlink(missing_ok=True)
-                os.environ["AFZ_TIMING"] = str(stamps_file)
-                start = time.perf_counter()
-                try:
-                    result = grade_one((a, "s1"), course, course.gradebook_url, 900)
-                finally:
-                    del os.environ["AFZ_TIMING"]
-                total = time.perf_counter() - start
-                if result.status != "ok":
-                    raise SystemExit(f"{a}: the solution was not graded: {result.status}")
-                stamps = [json.loads(x) for x in stamps_file.read_text().splitlines()]
-                found[a].append({**stages(stamps, total), "total": round(total, 3)})
-    return found
+                for m in modes if r % 2 == 0 else modes[::-1]:
+                    found[m][a].append(grade_timed(course, a, Path(tmp), cold=m == "cold"))
+    return found, server_start
 
 
 def median_of(runs: list[dict[str, float]], key: str) -> float:
@@ -154,15 +183,22 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--assignments", nargs="*", default=None, help="default: all of them")
     p.add_argument("--quick", action="store_true", help="1 round of assignment 01")
+    p.add_argument(
+        "--compare-cold",
+        action="store_true",
+        help="also grade each notebook with a cold nbgrader start, interleaved",
+    )
     args = p.parse_args()
     if args.quick:
         args.rounds, args.assignments = 1, ["01_attention"]
     os.environ.pop("AFZ_GRADEBOOK_URL", None)
     assignments = Course(REPO).assignments(args.assignments)
-    runs = measure(assignments, args.rounds)
+    found, server_start = measure(assignments, args.rounds, args.compare_cold)
+    runs = found["warm"]
     load = os.getloadavg()[0]
     print()
     print(f"{args.rounds} round(s), {os.cpu_count()} CPU cores, load average {load:.2f} at the end")
+    print(f"the nbgrader server's start (once per worker, not per notebook): {server_start:.2f} s")
     for a in assignments:
         print(f"\n{a}: median seconds per stage")
         for stage in STAGES:
@@ -177,6 +213,20 @@ def main() -> None:
     if median is not None:
         print(f"median s per notebook, 01-05: {median:.2f}  (target: at most {TARGET_S:.0f} s)")
     print(f"target met: {'yes' if median is not None and median <= TARGET_S else 'no'}")
+    cold: dict[str, float] = {}
+    if "cold" in found:
+        cold = {a: round(median_of(found["cold"][a], "total"), 2) for a in assignments}
+        print("\nmedian s per notebook, warm nbgrader vs cold start (interleaved):")
+        for a in assignments:
+            start_w = median_of(runs[a], "nbgrader start + imports")
+            start_c = median_of(found["cold"][a], "nbgrader start + imports")
+            print(
+                f"  {a:<24} warm {summary[a]:5.2f}  cold {cold[a]:5.2f}"
+                f"  (nbgrader start {start_w:.2f} vs {start_c:.2f})"
+            )
+        cold_totals = [r["total"] for a in graded for r in found["cold"][a]]
+        if cold_totals:
+            print(f"  01-05 median: warm {median:.2f}, cold {statistics.median(cold_totals):.2f}")
     if args.quick:  # too small to mean anything: keep the last real measurement
         return
     out = REPO / "benchmarks" / "out" / "grading_cost.json"
@@ -187,10 +237,13 @@ def main() -> None:
         "load_average_end": round(load, 2),
         "median_s_per_notebook_01_05": median,
         "median_s_per_notebook": summary,
+        "nbgrader_server_start_s": round(server_start, 3),
+        "median_s_per_notebook_cold": cold or None,
         "median_s_per_stage": {
             a: {s: round(median_of(runs[a], s), 3) for s in STAGES} for a in assignments
         },
         "runs": runs,
+        "runs_cold": found.get("cold"),
     }
     out.write_text(json.dumps(data, indent=1) + "\n")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import stamp
+from course import forkserver
 from course.config import REPO, Course
 
 MAX_LOG_BYTES = 2_000_000
@@ -113,34 +114,24 @@ def nbgrader_run(
         env["AFZ_COURSE_ROOT"] = str(course.root)
         os.mkdir(state)
         out_path = Path(tmp) / "output.log"
-        with out_path.open("wb") as out_file:
-            stamp("spawn")
-            proc = subprocess.Popen(
-                cmd,
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                rc = -9
-            try:  # whatever is left of the group (the kernel launcher) goes too
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            stamp("exited")
+        out_path.touch()
+        note = ""
+        stamp("spawn")
+        if forkserver.enabled():
+            rc, note = _run_warm(cmd[3:], env, out_path, timeout)
+        else:
+            rc = None
+        if rc is None:
+            rc = _run_cold(cmd, env, out_path, timeout)
+        stamp("exited")
         with out_path.open("rb") as f:
             data = f.read(MAX_LOG_BYTES)
         out = data.decode("utf-8", errors="replace")
         if out_path.stat().st_size > MAX_LOG_BYTES:
             out += f"\n[course] output cut at {MAX_LOG_BYTES} bytes\n"
-        if rc == -9:
+        if rc == -9 and not note and timeout is not None:
             out += f"\n[course] killed after {timeout:.0f} s (AFZ_STUDENT_TIMEOUT)\n"
+        out += note
         oom = reap_sandboxes(Path(state))
     stamp("reaped")
     if log is not None:
@@ -148,6 +139,54 @@ def nbgrader_run(
         shown = [sys.executable, "-m", "nbgrader", *cmd[3:]]  # what NBGRADER_MAIN runs
         log.write_text(" ".join(shown) + "\n\n" + out)
     return Run(rc, out, oom)
+
+
+def _run_cold(cmd: list[str], env: dict[str, str], out_path: Path, timeout: float | None) -> int:
+    """A fresh interpreter for the command; its exit code, -9 when killed after ``timeout``."""
+    with out_path.open("ab") as out_file:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = -9
+        _kill_group(proc.pid)  # whatever is left of the group (the kernel launcher) goes too
+        proc.wait()
+    return rc
+
+
+def _run_warm(
+    args: list[str], env: dict[str, str], out_path: Path, timeout: float | None
+) -> tuple[int | None, str]:
+    """The command forked from this thread's nbgrader server (``course.forkserver``).
+
+    (exit code, note for the log); the exit code is None when no server could start the
+    command, which then runs cold.
+    """
+    try:
+        server = forkserver.server_for(nbgrader_env(), REPO)
+        rc, pid = server.run(args, env, REPO, out_path, timeout)
+    except forkserver.ServerGone as err:
+        if err.pid is None:
+            return None, ""
+        _kill_group(err.pid)
+        return -9, f"\n[course] the nbgrader server stopped during the command ({err})\n"
+    _kill_group(pid)
+    return rc, ""
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def reap_sandboxes(state: Path) -> bool:
