@@ -93,3 +93,27 @@ def test_bad_masks_raise_clear_errors():
         scaled_dot_product_attention(q, q, q, torch.ones(4, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="d_k"):
         scaled_dot_product_attention(q, torch.randn(2, 5, 7), q)
+
+
+def test_check_mask_broadcasts_exactly_as_torch_does():
+    """``check_mask`` tests broadcasting by hand (``torch.broadcast_shapes`` imports SymPy on
+    its first call); it accepts exactly the masks that broadcast to the scores' shape."""
+    from itertools import product
+
+    from helpers.attention import check_mask
+
+    scores = (2, 3, 4, 5)
+    shapes = [s for n in range(5) for s in product([1, 2, 3, 4, 5], repeat=n)]
+    shapes += [(1, 1, 1, 1, 1), (1, 2, 3, 4, 5), (3, 2, 3, 4, 5)]  # more axes than the scores
+    for shape in shapes:
+        try:
+            fits = torch.broadcast_shapes(shape, scores) == torch.Size(scores)
+        except RuntimeError:
+            fits = False
+        mask = torch.ones(shape, dtype=torch.bool)
+        if fits:
+            check_mask(mask, scores)
+        else:
+            with pytest.raises(ValueError, match="cannot broadcast"):
+                check_mask(mask, scores)
+    assert len(shapes) == 784
