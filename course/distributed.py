@@ -2,17 +2,19 @@
 
 ``grade`` connects to a scheduler (``tcp://host:port`` or a scheduler file), or starts a
 ``LocalCluster`` of worker processes (one thread each) on this machine, ships the seed
-gradebook once to every worker, submits one ``course.tasks.Task`` per submission and, AS EACH
-RESULT ARRIVES, writes it here: the autograded notebooks, the log, the gradebook (merged
-through nbgrader's API, ``course.gradebook.merge``) and reports/autograde.json, last (that
-record, with the sha256 of the submission, is what a resumed run skips). This machine alone
-writes the gradebook; workers grade against their own copy.
+gradebook (the assignments and students, no grades) once to every worker, submits one
+``course.tasks.Task`` per submission and, AS EACH RESULT ARRIVES, writes it here: the
+autograded notebooks, the log, the submission's fields in the gradebook (through nbgrader's
+API, ``course.gradebook.import_submission``, one connection for the run) and
+reports/autograde.json, last (that record, with the sha256 of
+the submission, is what a resumed run skips). This machine alone writes the gradebook; workers
+grade against their own copy.
 
 Faults: a worker that dies has its tasks rescheduled by Dask; a result is stored once per
-(assignment, student), whichever copy arrives. A task that fails on a worker (no sandbox
-there, ...) is reported as an error (graded 0, as the local run grades a submission its
-grader could not grade) and graded again by the next run. Ctrl-C keeps every result already
-received; the next run grades only what is left.
+(assignment, student), whichever copy arrives. A task that fails on a worker (no sandbox there,
+...) is reported as an error (graded 0, as the local run grades a submission its grader could
+not grade) and graded again by the next run. Ctrl-C keeps every result already received; the
+next run grades only what is left.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from course import gradebook
-from course.config import Course, CourseError, sqlite_path
+from course.config import Course, CourseError
 from course.tasks import Graded, Task, digest, grade_task, pack, unpack
 
 if TYPE_CHECKING:
     from distributed import Client
+    from nbgrader.api import Gradebook
 
     from course.autograde import Result
 
@@ -74,13 +77,9 @@ def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
 
 
 def seed_gradebook(course: Course, url: str, names: list[str], jobs: list[gradebook.Job]) -> bytes:
-    """The gradebook a worker grades against, as SQLite bytes: a copy of an SQLite gradebook;
-    for a server database, a new SQLite file with the assignments (released from solutions/,
-    with the main gradebook's due dates) and the students' state (extensions, ...) copied
-    through nbgrader's API."""
-    main = sqlite_path(url)
-    if main is not None:
-        return main.read_bytes()
+    """The gradebook every worker starts from, as SQLite bytes: the assignments (released
+    from solutions/, with the main gradebook's due dates) and the students of ``jobs``, and
+    nothing graded: its size does not grow with the class's grades, which never travel."""
     with tempfile.TemporaryDirectory(prefix="afz-seed-") as tmp:
         seed = Path(tmp) / "seed.db"
         seed_url = f"sqlite:///{seed}"
@@ -88,8 +87,25 @@ def seed_gradebook(course: Course, url: str, names: list[str], jobs: list[gradeb
         with gradebook.open_gradebook(url) as main_gb, gradebook.open_gradebook(seed_url) as gb:
             for a in names:  # the due date, which late penalties and extensions need
                 gb.update_or_create_assignment(a, duedate=main_gb.find_assignment(a).duedate)
-        gradebook.merge(url, seed_url, jobs)
         return seed.read_bytes()
+
+
+def prior_states(url: str, seed: bytes, jobs: list[gradebook.Job]) -> dict[gradebook.Job, bytes]:
+    """For each job the main gradebook already has a submission of (an extension, manual
+    grades, comments, flags an instructor set; a regrade), the seed with that one submission
+    merged in, compressed: the worker grades from it, so that the merged result is what
+    grading in the main gradebook gives. Jobs without a submission are not listed."""
+    known = gradebook.submitted_jobs(url, jobs)
+    out: dict[gradebook.Job, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="afz-prior-") as tmp:
+        for job in jobs:
+            if job not in known:
+                continue
+            db = Path(tmp) / "prior.db"
+            db.write_bytes(seed)
+            gradebook.merge(url, f"sqlite:///{db}", [job])
+            out[job] = zlib.compress(db.read_bytes(), 6)
+    return out
 
 
 def check_workers(client: Client, sandbox: bool) -> None:
@@ -115,12 +131,12 @@ def check_workers(client: Client, sandbox: bool) -> None:
         )
 
 
-def store(course: Course, url: str, graded: Graded) -> Result:
-    """Write one worker's result on this side; reports/autograde.json last."""
+def store(course: Course, main: Gradebook, graded: Graded) -> Result:
+    """Write one worker's result on this side, into the open main gradebook ``main``;
+    reports/autograde.json last."""
     from course.autograde import write_report
 
     r: Result = graded.result  # type: ignore[assignment]
-    job = (r.assignment, r.student)
     dest = course.autograded / r.student / r.assignment
     if dest.exists():
         shutil.rmtree(dest)
@@ -128,12 +144,11 @@ def store(course: Course, url: str, graded: Graded) -> Result:
     log = course.reports / "logs" / r.assignment / f"{r.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(graded.log)
-    with tempfile.TemporaryDirectory(prefix="afz-result-") as tmp:
-        db = Path(tmp) / "worker.db"
-        db.write_bytes(zlib.decompress(graded.gradebook))
-        worker_url = f"sqlite:///{db}"
-        gradebook.merge(worker_url, url, [job])
-        score, r.max_score = gradebook.submission_scores(worker_url, [job])[job]
+    score = None
+    if graded.submission is not None:
+        gradebook.import_submission(main, r.assignment, r.student, graded.submission)
+        score = main.find_submission(r.assignment, r.student).score
+    r.max_score = main.find_assignment(r.assignment).max_score
     r.score = score if r.status == "ok" and score is not None else 0.0
     r.worker = graded.worker
     write_report(course, [r])
@@ -171,15 +186,18 @@ def grade(
 
     timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
     names = sorted({a for a, _ in jobs})
-    tasks = {}
-    for a, s in jobs:
-        files = pack(course.submitted / s / a)
-        tasks[(a, s)] = Task(a, s, files, digest(files), timeout, sandbox)
+    files = {(a, s): pack(course.submitted / s / a) for a, s in jobs}
     results: dict[gradebook.Job, Result] = {}
     with connect(scheduler, workers) as client:
         check_workers(client, sandbox)
         prepare()
-        seed = client.scatter(seed_gradebook(course, url, names, jobs), broadcast=True)
+        seed_bytes = seed_gradebook(course, url, names, jobs)
+        priors = prior_states(url, seed_bytes, jobs)
+        tasks = {
+            job: Task(*job, files[job], digest(files[job]), timeout, sandbox, priors.get(job))
+            for job in jobs
+        }
+        seed = client.scatter(seed_bytes, broadcast=True)
         futures = {
             client.submit(grade_task, t, seed, key=f"grade-{job[0]}-{job[1]}-{t.sha256[:16]}"): job
             for job, t in tasks.items()
@@ -187,22 +205,23 @@ def grade(
         bar = tqdm(total=len(futures), unit="notebook", desc="autograde", disable=None)
         errors = 0
         try:
-            for future in as_completed(futures):
-                job = futures[future]
-                if job in results:  # a recomputed copy: stored already
-                    continue
-                if future.status == "error":
-                    results[job] = failed(course, tasks[job], future.exception())
-                    errors += 1
-                    bar.write(f"{job[0]}/{job[1]}: {results[job].status}", file=sys.stderr)
-                else:
-                    results[job] = store(course, url, future.result())
-                running = sum(len(keys) for keys in client.processing().values())
-                left = len(futures) - len(results)
-                bar.set_postfix(
-                    done=len(results), failed=errors, running=running, left=left, refresh=False
-                )
-                bar.update(1)
+            with gradebook.open_gradebook(url) as main:  # one connection for the whole run
+                for future in as_completed(futures):
+                    job = futures[future]
+                    if job in results:  # a recomputed copy: stored already
+                        continue
+                    if future.status == "error":
+                        results[job] = failed(course, tasks[job], future.exception())
+                        errors += 1
+                        bar.write(f"{job[0]}/{job[1]}: {results[job].status}", file=sys.stderr)
+                    else:
+                        results[job] = store(course, main, future.result())
+                    running = sum(len(keys) for keys in client.processing().values())
+                    left = len(futures) - len(results)
+                    bar.set_postfix(
+                        done=len(results), failed=errors, running=running, left=left, refresh=False
+                    )
+                    bar.update(1)
         except KeyboardInterrupt:
             bar.close()
             client.cancel(list(futures))

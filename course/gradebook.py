@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from course.config import COURSE_ID, Course, CourseError, check_gradebook_url, sqlite_path
 from course.runner import nbgrader_env
@@ -150,9 +150,63 @@ def worker_copy(main_url: str, folder: Path, worker: int) -> str:
     return f"sqlite:///{copy}"
 
 
-def _copy_fields(source: object, target: object, fields: Iterable[str]) -> None:
-    for name in fields:
-        setattr(target, name, getattr(source, name))
+Fields = dict[str, Any]  # one submission's fields, as export_submission gives them
+
+
+def export_submission(gb: Gradebook, assignment: str, student: str) -> Fields | None:
+    """What grading wrote, and the instructor may have set, on one submission (plain values:
+    it travels from a Dask worker as it is); None when the gradebook has no such submission."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        sub = gb.find_submission(assignment, student)
+    except MissingEntry:
+        return None
+
+    def fields(obj: object, names: Iterable[str]) -> dict[str, Any]:
+        return {name: getattr(obj, name) for name in names}
+
+    return {
+        "student": fields(sub.student, STUDENT_FIELDS),
+        "submission": fields(sub, SUBMISSION_FIELDS),
+        "notebooks": {
+            nb.name: {
+                "notebook": fields(nb, NOTEBOOK_FIELDS),
+                "grades": {g.name: fields(g, GRADE_FIELDS) for g in nb.grades},
+                "comments": {c.name: fields(c, COMMENT_FIELDS) for c in nb.comments},
+            }
+            for nb in sub.notebooks
+        },
+    }
+
+
+def import_submission(gb: Gradebook, assignment: str, student: str, data: Fields) -> None:
+    """Write ``data`` (``export_submission``) into ``gb`` as the submission of ``student`` to
+    ``assignment``, creating the student and the submission when missing; committed."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        gb.find_student(student)
+    except MissingEntry:
+        gb.add_student(student, **data["student"])
+    with warnings.catch_warnings():
+        # nbgrader's add_submission under SQLAlchemy 2 warns while it builds the submission's
+        # notebooks, grades and comments; they are all added.
+        warnings.filterwarnings("ignore", "Object of type .* not in session")
+        sub = gb.update_or_create_submission(assignment, student)
+    _set(sub, data["submission"])
+    for name, nb in data["notebooks"].items():
+        _set(gb.find_submission_notebook(name, assignment, student), nb["notebook"])
+        for grade, values in nb["grades"].items():
+            _set(gb.find_grade(grade, name, assignment, student), values)
+        for comment, values in nb["comments"].items():
+            _set(gb.find_comment(comment, name, assignment, student), values)
+    gb.db.commit()
+
+
+def _set(target: object, values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        setattr(target, name, value)
 
 
 def merge(worker_url: str, main_url: str, jobs: list[Job]) -> None:
@@ -160,34 +214,22 @@ def merge(worker_url: str, main_url: str, jobs: list[Job]) -> None:
     the submission's timestamp and extension, each notebook's flag and late penalty, each
     grade's scores and needs-manual-grade flag, each comment. A job that the worker's
     gradebook has no submission for is left as the main gradebook has it."""
-    from nbgrader.api import MissingEntry
-
     with open_gradebook(worker_url) as src, open_gradebook(main_url) as dst:
         for a, s in jobs:
-            try:
-                theirs = src.find_submission(a, s)
-            except MissingEntry:
-                continue
-            try:
-                dst.find_student(s)
-            except MissingEntry:
-                student = theirs.student
-                dst.add_student(s, **{f: getattr(student, f) for f in STUDENT_FIELDS})
-            with warnings.catch_warnings():
-                # nbgrader's add_submission under SQLAlchemy 2 warns while it builds the
-                # submission's notebooks, grades and comments; they are all added.
-                warnings.filterwarnings("ignore", "Object of type .* not in session")
-                ours = dst.update_or_create_submission(a, s)
-            _copy_fields(theirs, ours, SUBMISSION_FIELDS)
-            for nb in theirs.notebooks:
-                _copy_fields(nb, dst.find_submission_notebook(nb.name, a, s), NOTEBOOK_FIELDS)
-                for grade in nb.grades:
-                    target = dst.find_grade(grade.name, nb.name, a, s)
-                    _copy_fields(grade, target, GRADE_FIELDS)
-                for comment in nb.comments:
-                    target = dst.find_comment(comment.name, nb.name, a, s)
-                    _copy_fields(comment, target, COMMENT_FIELDS)
-            dst.db.commit()
+            data = export_submission(src, a, s)
+            if data is not None:
+                import_submission(dst, a, s, data)
+
+
+def submitted_jobs(url: str, jobs: list[Job]) -> set[Job]:
+    """The jobs the gradebook at ``url`` has a submission for (one query per assignment)."""
+    wanted = set(jobs)
+    out: set[Job] = set()
+    with open_gradebook(url) as gb:
+        known = {a.name for a in gb.assignments}
+        for a in sorted({a for a, _ in jobs} & known):
+            out |= {(a, sub.student.id) for sub in gb.find_assignment(a).submissions} & wanted
+    return out
 
 
 def submission_scores(url: str, jobs: list[Job]) -> dict[Job, tuple[float | None, float]]:

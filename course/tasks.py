@@ -1,13 +1,16 @@
 """One grading task of a Dask cluster: what travels to a worker, and what it does there.
 
-A ``Task`` carries ONE submission as bytes (every file of ``submitted/<student>/<assignment>/``,
-``timestamp.txt`` included), not a path on a shared disk. The worker (``grade_task``) needs only
-its own checkout of the course repository (``solutions/`` for the hidden tests and the replay of
-the expected checks, ``exercises/``, the ``.venv``) and the seed gradebook of the run (SQLite
-bytes, shipped once to every worker): it makes a temporary course root, writes the submission
-into it, grades it with ``course.autograde.grade_one`` (the same sandbox and diagnosis as a
-local run) and returns a ``Graded``: the autograded files, the ``Result``, the log and its own
-gradebook (compressed), from which the instructor's side merges this one submission.
+A ``Task`` carries ONE submission as bytes (every file of
+``submitted/<student>/<assignment>/``, ``timestamp.txt`` included), not a path on a shared
+disk. The worker (``grade_task``) needs only its own checkout of the course repository
+(``solutions/`` for the hidden tests and the replay of the expected checks, ``exercises/``, the
+``.venv``) and the seed gradebook of the run (SQLite bytes with the assignments and students,
+shipped once to every worker; a submission graded before travels with its own state,
+``Task.prior``): it makes a temporary course root, writes the submission into it, grades it
+with ``course.autograde.grade_one`` (the same sandbox and diagnosis as a local run) and returns
+a ``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
+gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which the
+instructor's side writes into the main gradebook.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from course import gradebook
 from course.config import AUTOGRADED, RELEASE, REPO, SOURCE, SUBMITTED, Course
+from course.gradebook import Fields
 
 Files = dict[str, bytes]  # path relative to the folder (POSIX) -> content
 
@@ -72,6 +77,7 @@ class Task:
     sha256: str
     timeout: float  # seconds for the whole nbgrader run (AFZ_STUDENT_TIMEOUT)
     sandbox: bool = True
+    prior: bytes | None = None  # the seed with this submission's state (zlib), if it has one
 
 
 @dataclass
@@ -81,7 +87,7 @@ class Graded:
     result: object  # course.autograde.Result (typed loosely: that module imports this one)
     autograded: Files
     log: str
-    gradebook: bytes  # zlib-compressed SQLite file of the worker's gradebook
+    submission: Fields | None  # its fields in the worker's gradebook (None: not graded)
     worker: str  # host:pid that graded it
 
 
@@ -118,17 +124,19 @@ def grade_task(task: Task, seed: bytes) -> Graded:
             (root / folder).symlink_to(REPO / folder)
         unpack(task.files, root / SUBMITTED / task.student / task.assignment)
         db = root / "gradebook.db"
-        db.write_bytes(seed)
+        db.write_bytes(zlib.decompress(task.prior) if task.prior else seed)
         course = Course(root)
         job = (task.assignment, task.student)
         result = grade_one(job, course, f"sqlite:///{db}", task.timeout, task.sandbox)
         result.sha256 = task.sha256
         log_path = course.reports / "logs" / task.assignment / f"{task.student}.log"
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
+            submission = gradebook.export_submission(gb, task.assignment, task.student)
         return Graded(
             result=result,
             autograded=pack(root / AUTOGRADED / task.student / task.assignment),
             log=log,
-            gradebook=zlib.compress(db.read_bytes(), 6),
+            submission=submission,
             worker=worker_name(),
         )

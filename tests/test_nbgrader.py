@@ -655,7 +655,7 @@ def gradebook_content(url: str, students: list[str]) -> dict:
     return content
 
 
-def grade_merge_class(root: Path, workers: int) -> tuple[str, dict]:
+def grade_merge_class(root: Path, workers: int, engine: str = "pool") -> tuple[str, dict]:
     """Grade ``merge_class`` in ``root`` with ``workers`` workers; (gradebook URL, content)."""
     course = Course(make_root(root))
     notebook = source(A1).stem
@@ -666,15 +666,16 @@ def grade_merge_class(root: Path, workers: int) -> tuple[str, dict]:
     url = course.gradebook_url
     gradebook.register(course, [A1], sorted(merge_class()), url)
     prepare(url, notebook)
-    results = autograde([A1], course, workers=workers)
+    results = autograde([A1], course, workers=workers, engine=engine)
     assert all(r.status == "ok" for r in results), results
     return url, gradebook_content(url, sorted(merge_class()))
 
 
 @pytest.fixture(scope="session")
 def merge_runs(tmp_path_factory):
-    """The same class graded straight into the gradebook (1 worker) and by 2 workers in
-    copies of it, merged: {"direct": (url, content), "merged": (url, content)}."""
+    """The same class graded straight into the gradebook (1 worker), by 2 workers in copies of
+    it, merged, and by 2 Dask workers from the seed gradebook (each submission graded before
+    sent with its own state): {"direct" | "merged" | "dask": (url, content)}."""
     config = tmp_path_factory.mktemp("jupyter_config")
     (config / "nbgrader_config.py").write_text(LATE_CONFIG)
     with pytest.MonkeyPatch.context() as mp:
@@ -682,6 +683,7 @@ def merge_runs(tmp_path_factory):
         return {
             "direct": grade_merge_class(tmp_path_factory.mktemp("direct"), workers=1),
             "merged": grade_merge_class(tmp_path_factory.mktemp("merged"), workers=2),
+            "dask": grade_merge_class(tmp_path_factory.mktemp("dask"), 2, engine="dask"),
         }
 
 
@@ -693,6 +695,7 @@ QUIET_SA = "ignore:Object of type .* not in session:sqlalchemy.exc.SAWarning"
 def test_merged_gradebook_equals_a_direct_run(merge_runs):
     direct, merged = merge_runs["direct"][1], merge_runs["merged"][1]
     assert merged == direct
+    assert merge_runs["dask"][1] == direct
     # ... and the content compared is the one that matters, not empty or all defaults
     notebook = source(A1).stem
     ontime, late, extended = (direct[s]["notebooks"][notebook] for s in merge_class())
@@ -802,3 +805,32 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
     )
     result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
     assert len(calls) == 1 and result.status == "DeadKernelError"
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_dask_workers_get_no_grades_but_each_task_its_own_submission(merge_runs, tmp_path):
+    """The seed every Dask worker gets has the assignments and students and nothing graded, so
+    it does not grow with the class; a submission already in the gradebook travels alone, in
+    its own task."""
+    import zlib
+
+    from course.distributed import prior_states, seed_gradebook
+
+    url, content = merge_runs["direct"]
+    course = Course(make_root(tmp_path / "course"))
+    jobs = [(A1, s) for s in sorted(merge_class())] + [(A1, "newcomer")]
+    seed = seed_gradebook(course, url, [A1], jobs)
+    seed_db = tmp_path / "seed.db"
+    seed_db.write_bytes(seed)
+    with gradebook.open_gradebook(f"sqlite:///{seed_db}") as gb:
+        assert gb.find_assignment(A1).submissions == []
+        assert sorted(s.id for s in gb.students) == sorted(s for _, s in jobs)
+        assert gb.find_assignment(A1).duedate == DUE
+    priors = prior_states(url, seed, jobs)
+    assert sorted(priors) == sorted(jobs[:-1])  # the newcomer has no submission yet
+    for (a, s), data in priors.items():
+        db = tmp_path / f"{s}.db"
+        db.write_bytes(zlib.decompress(data))
+        with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
+            assert [sub.student.id for sub in gb.find_assignment(a).submissions] == [s]
+        assert gradebook_content(f"sqlite:///{db}", [s]) == {s: content[s]}
