@@ -3,8 +3,9 @@
 
 * a class of 12 submissions of assignment 01, adversarial ones among them (tests/test_nbgrader.py
   builds them), graded on the cluster while one worker process is killed in the middle of a
-  task: the same grades, notes and autograded files as a local run of the same class, and each
-  submission exactly once in reports/autograde.json and in the gradebook;
+  task: the same grades, notes and autograded files as a local run of the same class, each
+  submission exactly once in reports/autograde.json and in the gradebook, and nothing of the
+  killed worker's grading left running (its nbgrader, kernel launcher and sandbox);
 * Ctrl-C (SIGINT) of ``python -m course autograde --scheduler``: what was graded is kept, and a
   rerun grades only the rest;
 * a worker that cannot sandbox (no bwrap on its PATH): the run stops with a clear error that
@@ -148,8 +149,12 @@ def files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
-def kill_a_busy_worker(client, nannies: list[subprocess.Popen], done: threading.Event) -> int:
-    """SIGKILL the process of a worker while it grades a task; its pid."""
+def kill_a_busy_worker(
+    client, nannies: list[subprocess.Popen], done: threading.Event
+) -> tuple[int, list[psutil.Process]]:
+    """SIGKILL the process of a worker while it grades a task; (its pid, the processes under
+    it at that moment: its nbgrader server, the nbgrader command, the kernel's launcher, the
+    sandbox)."""
     ours = {c.pid for n in nannies for c in psutil.Process(n.pid).children()}
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not done.is_set():
@@ -157,9 +162,10 @@ def kill_a_busy_worker(client, nannies: list[subprocess.Popen], done: threading.
         if busy:
             pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
             assert pid in ours, f"worker {busy[0]} (pid {pid}) is not one of this test's"
-            time.sleep(3)  # well inside its nbgrader run (many seconds per notebook)
+            time.sleep(1.5)  # inside its nbgrader run (a notebook takes seconds)
+            tree = psutil.Process(pid).children(recursive=True)
             os.kill(pid, signal.SIGKILL)
-            return pid
+            return pid, tree
         time.sleep(0.1)
     raise AssertionError("no worker ever had a task to kill")
 
@@ -190,7 +196,10 @@ def test_cluster_grades_like_a_local_run_despite_a_killed_worker(cluster, local_
 
     thread = threading.Thread(target=run)
     thread.start()
-    killed = kill_a_busy_worker(cluster.client, cluster.procs[1:], done)
+    killed, tree = kill_a_busy_worker(cluster.client, cluster.procs[1:], done)
+    assert len(tree) >= 2, f"the worker was not grading when killed: {tree}"  # server, nbgrader
+    gone, alive = psutil.wait_procs(tree, timeout=30)
+    assert alive == [], f"the killed worker left these running: {alive}"
     thread.join(timeout=900)
     assert not thread.is_alive(), "the cluster run did not finish"
     results = {r.student: r for r in out["results"]}
