@@ -13,6 +13,7 @@ from pathlib import Path
 
 from course.config import Course
 from course.entries import check_notebook
+from course.runner import SERVER_STOPPED
 
 OUTCOMES = (
     "graded",
@@ -98,6 +99,8 @@ def diagnose(
 
     notes = _submission_notes(course, submitted) + _error_notes(autograded)
     notes = list(dict.fromkeys(notes))
+    if SERVER_STOPPED in out:  # not the learner's doing: a rerun grades it again
+        return "error: the grader stopped during the grading (its nbgrader process died)", notes
     if rc == -9:
         return "error: killed after the per-student time limit (AFZ_STUDENT_TIMEOUT)", notes
     limit = Limits.from_env().memory_mb

@@ -21,6 +21,8 @@ from course import forkserver
 from course.config import REPO, Course
 
 MAX_LOG_BYTES = 2_000_000
+# In a run's output when its nbgrader server died under it (course.diagnose: a grader error)
+SERVER_STOPPED = "[course] the nbgrader server stopped during the command"
 # ``python -m nbgrader``, less two costs that grade nothing (benchmarks/grading_cost.py):
 # - jsonschema's optional "iri" format check: the package rfc3987_syntax builds a parser for
 #   its grammar when imported, about 1.3 s of every nbgrader start on one core, and nothing
@@ -177,7 +179,7 @@ def _run_warm(
         if err.pid is None:
             return None, ""
         _kill_group(err.pid)
-        return -9, f"\n[course] the nbgrader server stopped during the command ({err})\n"
+        return -9, f"\n{SERVER_STOPPED} ({err})\n"
     _kill_group(pid)
     return rc, ""
 

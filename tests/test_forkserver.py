@@ -20,7 +20,7 @@ from test_nbgrader import A1, make_root, read, submit
 
 from autograder import sandbox
 from course import forkserver
-from course.autograde import autograde
+from course.autograde import _skip_graded, autograde
 from course.config import Course
 from course.runner import nbgrader_run
 
@@ -172,8 +172,9 @@ def test_a_killed_grader_leaves_nothing_running(tmp_path):
 
 @pytest.mark.skipif(sandbox.check_quick() is not None, reason="no sandbox here")
 def test_a_killed_server_fails_its_grading_and_the_next_one_gets_a_new_server(tmp_path):
-    """The server dies in the middle of a grading: the grading is reported as failed (a rerun
-    grades it again), and nothing of it is left running."""
+    """The server dies in the middle of a grading: the grading is reported as a grader error
+    (not the learner's time limit), a rerun grades it again, and nothing of it is left
+    running."""
     course = sleeper_class(tmp_path / "course")
     out: dict[str, list] = {}
     thread = threading.Thread(target=lambda: out.update(r=autograde([A1], course, workers=1)))
@@ -192,6 +193,8 @@ def test_a_killed_server_fails_its_grading_and_the_next_one_gets_a_new_server(tm
     assert not thread.is_alive()
     [result] = out["r"]
     assert result.student == "sleeper" and result.status != "ok" and result.score == 0
+    assert result.outcome == "grader error", result.status  # not a time limit: not theirs
+    assert _skip_graded(course, [(A1, "sleeper")]) == [(A1, "sleeper")]  # a rerun grades it
     log = course.reports / "logs" / A1 / "sleeper.log"
     assert "the nbgrader server stopped" in log.read_text()
     assert launcher_cgroups(started) == []
