@@ -28,6 +28,7 @@ import tempfile
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 from . import pieces, sandbox, stamp
 
@@ -174,6 +175,8 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         stamp("bwrap")
         if os.environ.get("AFZ_SANDBOX_DEBUG"):
             print("afz-grader kernel:", " ".join(argv), file=sys.stderr, flush=True)
+        if _ending["now"]:
+            return 1  # ended before the sandbox started: only the cleanup below
         proc = subprocess.Popen(
             argv,
             pass_fds=fds,
@@ -186,11 +189,9 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             os.close(fd)
         fds = []
 
-        def stop(signum, frame):  # SIGTERM from the client: end the sandbox now
-            if proc and proc.poll() is None:
-                proc.kill()
-
-        signal.signal(signal.SIGTERM, stop)
+        _ending["sandbox"] = proc
+        if _ending["now"]:  # SIGTERM came while the sandbox was being set up
+            proc.kill()
         reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
         reader.start()
         rc = proc.wait()
@@ -233,12 +234,25 @@ def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
     return [(str(copy), str(real))]
 
 
+# SIGTERM (from the client once the last cell has replied, or because nbgrader died) ends the
+# sandbox; the launcher then removes its cgroup and folders and exits. The signal only sets a
+# flag and kills the sandbox if it runs, so that it never cuts the set-up or the cleanup short.
+_ending: dict[str, Any] = {"now": False, "sandbox": None}
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _ending["now"] = True
+    proc = _ending["sandbox"]
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+
+
 def end_with_parent() -> None:
-    """SIGTERM when nbgrader, which started this launcher, dies (``PR_SET_PDEATHSIG``): the
-    handler of ``run_sandboxed`` then ends the sandbox and removes its cgroup, so a killed
-    grading leaves nothing running."""
+    """SIGTERM when nbgrader, which started this launcher, dies (``PR_SET_PDEATHSIG``), so a
+    killed grading leaves nothing running."""
     import ctypes
 
+    signal.signal(signal.SIGTERM, _on_sigterm)
     parent = os.getppid()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
