@@ -23,7 +23,6 @@ import os
 import shutil
 import sys
 import tempfile
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,21 +89,20 @@ def seed_gradebook(course: Course, url: str, names: list[str], jobs: list[gradeb
         return seed.read_bytes()
 
 
-def prior_states(url: str, seed: bytes, jobs: list[gradebook.Job]) -> dict[gradebook.Job, bytes]:
-    """For each job the main gradebook already has a submission of (an extension, manual
-    grades, comments, flags an instructor set; a regrade), the seed with that one submission
-    merged in, compressed: the worker grades from it, so that the merged result is what
-    grading in the main gradebook gives. Jobs without a submission are not listed."""
-    known = gradebook.submitted_jobs(url, jobs)
-    out: dict[gradebook.Job, bytes] = {}
-    with tempfile.TemporaryDirectory(prefix="afz-prior-") as tmp:
-        for job in jobs:
-            if job not in known:
-                continue
-            db = Path(tmp) / "prior.db"
-            db.write_bytes(seed)
-            gradebook.merge(url, f"sqlite:///{db}", [job])
-            out[job] = zlib.compress(db.read_bytes(), 6)
+def prior_states(url: str, jobs: list[gradebook.Job]) -> dict[gradebook.Job, gradebook.Fields]:
+    """The fields of each submission of ``jobs`` the main gradebook already has (an extension,
+    manual grades, comments, flags an instructor set; a regrade), read over one connection:
+    the worker writes them into its copy of the seed before grading, so that the result is
+    what grading in the main gradebook gives. Jobs without a submission are not listed."""
+    out: dict[gradebook.Job, gradebook.Fields] = {}
+    with gradebook.open_gradebook(url) as gb:
+        for a in sorted({a for a, _ in jobs} & {x.name for x in gb.assignments}):
+            wanted = {s for b, s in jobs if b == a}
+            for sub in gb.find_assignment(a).submissions:
+                if sub.student.id in wanted:
+                    data = gradebook.export_submission(gb, a, sub.student.id)
+                    if data is not None:
+                        out[(a, sub.student.id)] = data
     return out
 
 
@@ -192,7 +190,7 @@ def grade(
         check_workers(client, sandbox)
         prepare()
         seed_bytes = seed_gradebook(course, url, names, jobs)
-        priors = prior_states(url, seed_bytes, jobs)
+        priors = prior_states(url, jobs)
         tasks = {
             job: Task(*job, files[job], digest(files[job]), timeout, sandbox, priors.get(job))
             for job in jobs

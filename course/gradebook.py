@@ -221,17 +221,6 @@ def merge(worker_url: str, main_url: str, jobs: list[Job]) -> None:
                 import_submission(dst, a, s, data)
 
 
-def submitted_jobs(url: str, jobs: list[Job]) -> set[Job]:
-    """The jobs the gradebook at ``url`` has a submission for (one query per assignment)."""
-    wanted = set(jobs)
-    out: set[Job] = set()
-    with open_gradebook(url) as gb:
-        known = {a.name for a in gb.assignments}
-        for a in sorted({a for a, _ in jobs} & known):
-            out |= {(a, sub.student.id) for sub in gb.find_assignment(a).submissions} & wanted
-    return out
-
-
 def submission_scores(url: str, jobs: list[Job]) -> dict[Job, tuple[float | None, float]]:
     """{job: (its submission's score, or None without one; the assignment's max score)}."""
     from nbgrader.api import MissingEntry

@@ -19,7 +19,6 @@ import hashlib
 import os
 import socket
 import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -77,7 +76,7 @@ class Task:
     sha256: str
     timeout: float  # seconds for the whole nbgrader run (AFZ_STUDENT_TIMEOUT)
     sandbox: bool = True
-    prior: bytes | None = None  # the seed with this submission's state (zlib), if it has one
+    prior: Fields | None = None  # its fields in the main gradebook, if it has them already
 
 
 @dataclass
@@ -124,7 +123,10 @@ def grade_task(task: Task, seed: bytes) -> Graded:
             (root / folder).symlink_to(REPO / folder)
         unpack(task.files, root / SUBMITTED / task.student / task.assignment)
         db = root / "gradebook.db"
-        db.write_bytes(zlib.decompress(task.prior) if task.prior else seed)
+        db.write_bytes(seed)
+        if task.prior is not None:
+            with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
+                gradebook.import_submission(gb, task.assignment, task.student, task.prior)
         course = Course(root)
         job = (task.assignment, task.student)
         result = grade_one(job, course, f"sqlite:///{db}", task.timeout, task.sandbox)
