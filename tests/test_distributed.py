@@ -150,12 +150,19 @@ def files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
+def _name(p: psutil.Process) -> str:
+    try:
+        return p.name()
+    except psutil.Error:  # gone meanwhile
+        return ""
+
+
 def kill_a_busy_worker(
     client, nannies: list[subprocess.Popen], done: threading.Event
 ) -> tuple[int, list[psutil.Process]]:
-    """SIGKILL the process of a worker while it grades a task; (its pid, the processes under
-    it at that moment: its nbgrader server, the nbgrader command, the kernel's launcher, the
-    sandbox)."""
+    """SIGKILL the process of a worker once a grading of its runs in the sandbox; (its pid,
+    the processes under it at that moment: its nbgrader server, the nbgrader command, the
+    kernel's launcher, the sandbox)."""
     ours = {c.pid for n in nannies for c in psutil.Process(n.pid).children()}
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not done.is_set():
@@ -163,10 +170,13 @@ def kill_a_busy_worker(
         if busy:
             pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
             assert pid in ours, f"worker {busy[0]} (pid {pid}) is not one of this test's"
-            time.sleep(1.5)  # inside its nbgrader run (a notebook takes seconds)
-            tree = psutil.Process(pid).children(recursive=True)
-            os.kill(pid, signal.SIGKILL)
-            return pid, tree
+            until = time.monotonic() + 60
+            while time.monotonic() < until:  # until its grading runs in the sandbox
+                tree = psutil.Process(pid).children(recursive=True)
+                if any(_name(p) == "bwrap" for p in tree):
+                    os.kill(pid, signal.SIGKILL)
+                    return pid, tree
+                time.sleep(0.05)
         time.sleep(0.1)
     raise AssertionError("no worker ever had a task to kill")
 
