@@ -98,6 +98,9 @@ c.Verdicts.source_directory = str(course.solutions)
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.SafeFeedback.source_directory = str(course.solutions)
 c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))
+# The kernel launcher's parent: the launcher ends its sandbox when this process dies, also
+# when it died before the launcher could ask (autograder.kernel.end_with_parent).
+os.environ["AFZ_NBGRADER_PID"] = str(os.getpid())
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
 )
