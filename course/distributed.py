@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -212,8 +213,12 @@ def grade(
                         results[job] = failed(course, tasks[job], future.exception())
                         errors += 1
                         bar.write(f"{job[0]}/{job[1]}: {results[job].status}", file=sys.stderr)
-                    else:
-                        results[job] = store(course, main, future.result())
+                    else:  # Ctrl-C waits until this result is stored whole (gradebook, report)
+                        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                        try:
+                            results[job] = store(course, main, future.result())
+                        finally:
+                            signal.pthread_sigmask(signal.SIG_SETMASK, held)
                     running = sum(len(keys) for keys in client.processing().values())
                     left = len(futures) - len(results)
                     bar.set_postfix(
