@@ -22,11 +22,18 @@ LINT_PATHS += $(wildcard course nbgrader_config.py tools solutions conftest.py)
 TEST_PATHS := $(wildcard tests chapters)
 NBVAL_ARGS := --nbval --nbval-current-env --nbval-sanitize-with chapters/sanitize.cfg
 PYTEST_ARGS ?=
+# Numbers from PyTorch's CPU kernels differ in their last bits between a CPU with AVX-512 and
+# one with AVX2 only, and training runs carry the difference along. `make test` runs the tests
+# marked cpu_kernels (the chapters under nbval, the training runs, the released values of the
+# visible checks) twice: with the machine's own kernels, then with the kernels of another kind
+# (tools/other_kernels.py: AVX2 on an AVX-512 machine, PyTorch's plain `default` kernels on an
+# AVX2 one), so that a machine of either kind catches a drift that only the other would show.
+OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check test clean distclean
+.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check test test-kernels clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -140,8 +147,12 @@ typecheck: $(STAMP) ## Type-check helpers, autograder and course with mypy (stri
 check: $(STAMP) sandbox-deps lint typecheck ## Everyday check (about 1-2 min): lint, type check, the fast unit tests
 	$(PY) -m pytest tests -m "not slow" $(PYTEST_ARGS)
 
-test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval
+test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
+	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(PYTEST_ARGS)
+
+test-kernels: $(STAMP) ## Only the cpu_kernels tests, with the other kind of kernels (tools/other_kernels.py)
+	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(PYTEST_ARGS)
 
 # Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around `python -m course`.
 WORKERS ?= 2

@@ -6,11 +6,20 @@ chapters are meant for that: the student notebooks in exercises/ stop at
 nbgrader tests instead. Never collect those notebooks, whatever paths pytest is given.
 """
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from autograder.replay import KERNEL_SETTINGS
+
 NOT_NBVAL = {"exercises", "solutions"}
+
+# Chapter cells marked `# NBVAL_TOLERANCE abs=... rel=...` compare their numbers within that
+# tolerance (tools/nbval_tolerance.py, a pytest plugin).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+pytest_plugins = ["nbval_tolerance"]
 
 # Fixtures that start the slow parts (a class graded by real nbgrader in the sandbox, benchmark
 # runs, a training run, a PostgreSQL server): every test that uses one is in the slow tier,
@@ -36,7 +45,19 @@ def pytest_ignore_collect(collection_path: Path, config):
     return True if NOT_NBVAL & set(parts) else None
 
 
+def pytest_report_header(config):
+    """Which of PyTorch's CPU kernels this run computes with (`make test` runs two kinds)."""
+    import torch
+
+    settings = [f"{k}={os.environ[k]}" for k in KERNEL_SETTINGS if k in os.environ]
+    capability = torch.backends.cpu.get_cpu_capability()
+    chosen = " ".join(settings) or "the machine's own"
+    return f"PyTorch CPU kernels: {capability} ({chosen})"
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
+        if item.path.suffix == ".ipynb":  # a chapter's outputs come from PyTorch's kernels
+            item.add_marker(pytest.mark.cpu_kernels)

@@ -7,7 +7,8 @@ check saw. Those values are what the learner's results are compared with
 (``autograder/verdicts.py``). A check whose ``expected=`` the cell writes out is also checked
 against the solution here, so a solution that fails its own test is an error, not a silent 0.
 
-Results are cached by the content of the notebook, of ``helpers`` and of this package, in
+Results are cached by the content of the notebook, of ``helpers`` and of this package, and by
+the CPU's kind (its instruction sets and the settings that pick PyTorch's kernels), in
 ``$AFZ_REPLAY_CACHE`` (default ``~/.cache/attention-from-zero/replay``).
 
 ``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
@@ -46,9 +47,26 @@ def strip_hidden(source: str) -> str:
     return HIDDEN.sub("", source)
 
 
+# What picks PyTorch's CPU kernels (and so the last bits of a float): the same notebook gives
+# values that differ a little under AVX-512 and AVX2 kernels, so each kind has its own entries.
+KERNEL_SETTINGS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+
+
+def cpu_kind() -> str:
+    """The instruction sets this CPU offers and the settings that limit PyTorch to fewer."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split()
+    except OSError:
+        flags = []
+    offered = sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))
+    settings = [f"{name}={os.environ.get(name, '')}" for name in KERNEL_SETTINGS]
+    return " ".join(offered + settings)
+
+
 def _fingerprint(source: Path, visible_only: bool) -> str:
     h = hashlib.sha256()
-    h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}".encode())
+    h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}:{cpu_kind()}".encode())
     h.update(source.read_bytes())
     for folder in ("helpers", "autograder"):
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -9,6 +9,9 @@ from helpers import exact_match
 from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator, translate_number
 from helpers.data import make_number_translation, pairs_to_batch
 
+# Training runs and decoding: `make test` runs these again with AVX2-only kernels.
+pytestmark = pytest.mark.cpu_kernels
+
 NUM_CHECKED = 300  # held-out numbers decoded here (the script measured all of them)
 
 

@@ -21,6 +21,9 @@ from helpers.data import as_pairs, endless_batches, make_copy_task, pairs_to_bat
 from helpers.decoding import gnmt_length_penalty
 from helpers.interop import load_torch_transformer
 
+# Training runs and decoding: `make test` runs these again with AVX2-only kernels.
+pytestmark = pytest.mark.cpu_kernels
+
 
 def tiny_config(**overrides) -> TransformerConfig:
     sizes = dict(
