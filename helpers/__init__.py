@@ -39,7 +39,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TokenEmbedding",
         "sinusoidal_positional_encoding",
     ),
-    "printing": ("format_vector",),
+    "printing": ("format_difference", "format_vector"),
     "timing": ("best_time",),
     "tracing": ("format_shape_table", "print_shape_table", "trace_shapes"),
     "training": (

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from helpers.model import Transformer, TransformerConfig
-from helpers.printing import format_vector
+from helpers.printing import format_difference, format_vector
 from helpers.timing import best_time
 from helpers.tracing import ShapeRecord, format_shape_table, print_shape_table, trace_shapes
 
@@ -180,3 +180,11 @@ def test_best_time_is_the_fastest_call_after_the_warm_up():
     assert 0 <= seconds < 0.05
     with pytest.raises(ValueError, match="repeats"):
         best_time(slow_then_fast, repeats=0)
+
+
+def test_format_difference_prints_noise_as_a_bound_and_a_real_difference_as_its_value():
+    assert format_difference(1.8e-07) == format_difference(torch.tensor(2.1e-07)) == "< 1e-06"
+    assert format_difference(0.0) == "< 1e-06"
+    assert format_difference(3.2e-4) == "= 3.2e-04"
+    assert format_difference(2e-6, bound=1e-5) == "< 1e-05"
+    assert format_difference(float("nan")) == "= nan"
