@@ -71,3 +71,29 @@ def translate_number(
     src = torch.tensor([src_vocab.encode(english_tokens(number_to_words(n)))])
     out = greedy_decode(model, src, max_len, Vocab.BOS, Vocab.EOS)
     return "".join(tgt_vocab.decode(out[0]))
+
+
+def load_book_run(name: str) -> dict[str, dict[str, torch.Tensor]]:
+    """The weights of a training run of the book, as its chapter's stored outputs used them.
+
+    Training amplifies the last-bit differences between CPUs (AVX-512 and AVX2 kernels sum
+    in another order), so the same seeded run ends elsewhere on another machine. A chapter
+    that studies a run trains it in front of the reader, then loads the book's own weights
+    with this function, so that the numbers its text discusses are the ones every machine
+    prints. ``tools/book_runs.py`` writes them into ``helpers/weights/<name>.pt``.
+
+    Returns:
+        ``{label: state_dict}``, e.g. ``{"500 steps": ..., "100 steps": ...}`` for
+        ``"chapter07_reverse"``; each state dict loads into the chapter's model.
+    """
+    path = DEFAULT_CHECKPOINT.parent / f"{name}.pt"
+    if not path.is_file():
+        shipped = sorted(p.stem for p in path.parent.glob("chapter*.pt"))
+        raise FileNotFoundError(
+            f"no saved run {name!r} at {path}; the package ships {shipped}. Recreate one with "
+            "`.venv/bin/python tools/book_runs.py chapters/<chapter>.ipynb`"
+        )
+    runs: dict[str, dict[str, torch.Tensor]] = torch.load(
+        path, map_location="cpu", weights_only=True
+    )
+    return runs

@@ -18,5 +18,5 @@ def format_difference(difference: float | Tensor, bound: float = 1e-6) -> str:
     value itself prints, ``"= 3.2e-04"``, so that a real disagreement shows. A 0-d tensor or a
     float.
     """
-    value = float(difference)
+    value = float(difference.detach() if isinstance(difference, Tensor) else difference)
     return f"< {bound:.0e}" if value < bound else f"= {value:.1e}"
