@@ -5,8 +5,13 @@ import math
 import pytest
 import torch
 
-from helpers import exact_match
-from helpers.checkpoints import DEFAULT_CHECKPOINT, load_number_translator, translate_number
+from helpers import Transformer, TransformerConfig, exact_match, greedy_decode
+from helpers.checkpoints import (
+    DEFAULT_CHECKPOINT,
+    load_book_run,
+    load_number_translator,
+    translate_number,
+)
 from helpers.data import make_number_translation, pairs_to_batch
 
 # Training runs and decoding: `make test` runs these again with AVX2-only kernels.
@@ -82,3 +87,38 @@ def test_translates_examples(shipped, number, chinese):
 def test_missing_checkpoint_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="benchmarks/number_translation.py"):
         load_number_translator(tmp_path / "nope.pt")
+
+
+# The book's runs of chapters 7, 9 and 10 (tools/book_runs.py): what each chapter loads.
+BOOK_RUNS = {
+    "chapter07_reverse": {
+        "500 steps", "100 steps", "150 steps", "no target positions", "no source positions",
+    },
+    "chapter09_short": {"short model"},
+    "chapter10_copy": {"sinusoidal", "learned", "rope", "alibi", "none", "encoder-decoder"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(BOOK_RUNS))
+def test_book_runs_are_shipped_whole_in_float32(name):
+    runs = load_book_run(name)
+    assert set(runs) == BOOK_RUNS[name]
+    for state in runs.values():
+        assert state and all(math.isfinite(v.float().sum().item()) for v in state.values())
+        assert {v.dtype for v in state.values() if v.is_floating_point()} == {torch.float32}
+
+
+def test_book_run_of_chapter_7_loads_into_its_model_and_reverses():
+    config = TransformerConfig(
+        src_vocab_size=13, tgt_vocab_size=13, d_model=64, num_heads=4, d_ff=128,
+        num_encoder_layers=2, num_decoder_layers=2, dropout=0.0, max_len=512,
+    )  # fmt: skip
+    model = Transformer(config)
+    model.load_state_dict(load_book_run("chapter07_reverse")["500 steps"])
+    src = torch.tensor([[5, 3, 4, 4, 3, 9, 7, 6, 2]])  # c a b b a g e d <eos>
+    assert greedy_decode(model, src, max_len=10)[0].tolist() == [6, 7, 9, 3, 4, 4, 3, 5, 2]
+
+
+def test_a_missing_book_run_says_which_exist_and_how_to_make_one():
+    with pytest.raises(FileNotFoundError, match=r"chapter07_reverse.*tools/book_runs.py"):
+        load_book_run("chapter99")
