@@ -138,13 +138,20 @@ def collect(source: Path, course: Course, assignment: str | None = None) -> list
         rows: list[tuple[Entry, CollectRow]] = []
         candidates: list[tuple[Entry, CollectRow]] = []  # notebooks to check
         for e in entries:
-            rel = e.parts if e.ignored or e.unsafe else e.parts[top:]
+            odd = e.ignored or e.unsafe or bool(e.link)
+            rel = e.parts if odd else e.parts[top:]
             row = CollectRow(f"{source}/{e.inner}", "", "", "", rel[-1], "skipped")
-            if len(rel) > 1 and not (e.ignored or e.unsafe):
+            if len(rel) > 1 and not odd:
                 row.name = rel[0]
-            if len(rel) == depth and not (e.ignored or e.unsafe):
+            if len(rel) == depth and not odd:
                 row.assignment = assignment or rel[1]
-            if e.ignored:
+            if e.link:
+                row.outcome = "rejected"
+                row.reason = (
+                    f"a link (to {e.link}), not a file: not followed and not kept; collect "
+                    "the notebook itself"
+                )
+            elif e.ignored:
                 row.reason = "system file, ignored"
             elif e.unsafe:
                 row.outcome = "rejected"

@@ -2,7 +2,9 @@
 
 Every file becomes an ``Entry``: its path parts as the platform named them (NFC, undecodable
 bytes replaced), its size, and whether it is a system file (``__MACOSX/``, ``.DS_Store``...)
-or an unsafe zip member (absolute, or with ``..``), which is never extracted.
+or an unsafe zip member (absolute, or with ``..``), which is never extracted. A link in a
+folder (to a file or to a folder) is never followed: whatever it points at, the solutions or a
+system file, is not the student's submission.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Entry:
     info: zipfile.ZipInfo | None = None  # in a zip
     unsafe: bool = False
     ignored: bool = False
+    link: str = ""  # in a folder: a symbolic link, to this target (never followed)
 
 
 def display(text: str) -> str:
@@ -51,20 +54,22 @@ def ignored(parts: tuple[str, ...]) -> bool:
 
 
 def folder_entries(source: Path) -> list[Entry]:
-    """The regular files under the folder ``source``."""
+    """The regular files under the folder ``source``, and its links (files or folders), which
+    are listed but never followed."""
     entries = []
-    for dirpath, dirnames, filenames in os.walk(source):
+    for dirpath, dirnames, filenames in os.walk(source):  # does not descend into linked folders
         dirnames.sort()
-        for fn in sorted(filenames):
+        for fn in sorted(filenames + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]):
             path = Path(dirpath) / fn
-            if not path.is_file():
-                continue  # a broken link, a FIFO, ...
             parts = tuple(display(p) for p in path.relative_to(source).parts)
-            entries.append(
-                Entry(
-                    "/".join(parts), parts, path.stat().st_size, path=path, ignored=ignored(parts)
-                )
-            )
+            inner = "/".join(parts)
+            if path.is_symlink():
+                entries.append(Entry(inner, parts, 0, path=path, link=display(os.readlink(path))))
+                continue
+            if not path.is_file():
+                continue  # a FIFO, a socket, ...
+            size = path.lstat().st_size
+            entries.append(Entry(inner, parts, size, path=path, ignored=ignored(parts)))
     return entries
 
 
@@ -101,7 +106,7 @@ def zip_entries(zf: zipfile.ZipFile) -> list[Entry]:
 def top_folders(entries: list[Entry], depth: int, assignment: str | None, known: list[str]) -> int:
     """How many common top folders to drop (e.g. the zip's own name): the number that puts
     the most notebooks at the expected depth (under a known assignment); fewest on a tie."""
-    rel = [e.parts for e in entries if not e.ignored and not e.unsafe]
+    rel = [e.parts for e in entries if not e.ignored and not e.unsafe and not e.link]
     if not rel:
         return 0
     common = 0
@@ -144,7 +149,9 @@ def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | 
             with zf.open(entry.info) as f:
                 data = f.read(limit + 1)
         elif entry.path is not None:
-            with entry.path.open("rb") as f:
+            # O_NOFOLLOW: a file replaced by a link since it was listed is not read through it
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
                 data = f.read(limit + 1)
         else:
             raise OSError("neither a file nor a zip member")
@@ -168,6 +175,11 @@ def check_notebook(data: bytes) -> str | None:
         nb = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         return f"not valid JSON ({err}); the file is damaged: ask for a fresh download"
+    except RecursionError:
+        return (
+            "JSON nested too deeply to read (brackets inside brackets, thousands deep); a "
+            "notebook saved by Jupyter is never so: ask for a fresh download"
+        )
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         return "valid JSON but not a Jupyter notebook (no 'cells' list)"
     try:

@@ -463,3 +463,43 @@ def test_report_lists_every_file_and_history_keeps_every_collect(tmp_path):
     assert [r["name"] for r in history] == ["Ana Lía", "bob", "carol", "dave", "erin"]
     assert all(re.match(r"^\d{8}T\d{6}Z$", r["collected_at"]) for r in history)
     assert report(root, "collect_rejected.csv") == []
+
+
+# ---------------------------------------------------------------------------------------
+# links in a folder, and JSON nested too deeply to read
+# ---------------------------------------------------------------------------------------
+def test_links_are_never_followed_nor_kept(tmp_path, capsys):
+    """A link to the solution (or to a system file) is not the student's work: eve's link to
+    the solution notebook and mallory's linked assignment folder are rejected, nothing they
+    point at is copied, and the honest student beside them is collected."""
+    root = course_root(tmp_path / "course")
+    src = make_folder(tmp_path / "src", {f"alice/{A1}/{NB}": OTHER})
+    (src / "eve" / A1).mkdir(parents=True)
+    (src / "eve" / A1 / NB).symlink_to(REPO / "solutions" / A1 / NB)
+    (src / "mallory").mkdir()
+    (src / "mallory" / A1).symlink_to(REPO / "solutions" / A1)
+    (src / "trudy" / A1).mkdir(parents=True)
+    (src / "trudy" / A1 / NB).symlink_to("/etc/passwd")
+    rejected = collect(src, Course(root))
+    assert submitted(root, "alice") == OTHER
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == ["alice"]
+    assert not (root / "rejected").exists()  # nothing of what the links point at is kept
+    assert len(rejected) == 3 and all(r.kept_as == "" for r in rejected)
+    assert all("a link (to " in r.reason and "not followed" in r.reason for r in rejected)
+    rows = {r["source_path"].split("/src/")[1]: r for r in report(root)}
+    assert rows[f"eve/{A1}/{NB}"]["outcome"] == "rejected"
+    assert rows[f"mallory/{A1}"]["outcome"] == "rejected"
+    assert str(REPO / "solutions" / A1) in rows[f"mallory/{A1}"]["reason"]
+    assert "REJECTED" in capsys.readouterr().out
+
+
+def test_a_notebook_nested_too_deeply_is_rejected_by_name_and_the_rest_collected(tmp_path):
+    root = course_root(tmp_path / "course")
+    deep = b'{"cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # 200 kB of brackets
+    src = make_folder(
+        tmp_path / "src",
+        {f"aaron/{A1}/{NB}": deep, f"bob/{A1}/{NB}": GOOD, f"zoe/{A1}/{NB}": OTHER},
+    )
+    (r,) = collect(src, Course(root))
+    assert r.student == "aaron" and "nested too deeply" in r.reason
+    assert submitted(root, "bob") == GOOD and submitted(root, "zoe") == OTHER
