@@ -14,7 +14,9 @@
   traceback (which quotes hidden test lines and the grader's paths); every output line that
   repeats a hidden-test or solution line of the source notebook is replaced; the course's
   and the Python installation's paths are replaced. ``AFZ_FEEDBACK_SHOW_HIDDEN=1`` keeps the
-  hidden tests' code in the test cells (e.g. after the deadline).
+  hidden tests' code in the test cells (e.g. after the deadline). Outputs keep only text and
+  raster images (``INERT_OUTPUTS``), and Markdown cells show raw HTML as text, so that nothing
+  a notebook wrote runs in the browser that opens its feedback.
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
 REDACTED = "[line hidden: it repeats a hidden test or the solution]"
 MAX_MESSAGE = 2000  # characters of an error message kept in feedback
+# The only output types feedback shows: text, and raster images (which run nothing). HTML,
+# JavaScript, SVG (which can hold scripts, and draw any text) and Markdown are dropped.
+INERT_OUTPUTS = frozenset({"text/plain", "image/png", "image/jpeg"})
+TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # what starts an HTML tag; "<=" is left alone
+ACTIVE_NOTE = "[an output of a type that feedback does not show (HTML, JavaScript, SVG, ...)]"
+# Written into the <head> of every feedback page (course/reports.py): no script, no frame, no
+# form, no request anywhere; inline styles and data: images only. A learner's output that
+# slipped past SafeFeedback would still run nothing in the browser that opens the page.
+FEEDBACK_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
 KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
 
 
@@ -237,6 +251,10 @@ class SafeFeedback(NbGraderPreprocessor):
         is_test = meta.get("grade") and not meta.get("solution")
         if cell.cell_type == "code" and is_test and not self.show_hidden_tests:
             cell.source = visible_part(cell.source)
+        if cell.cell_type == "markdown":
+            # A learner's Markdown may hold raw HTML (<script>, onerror=...): shown as text.
+            cell.source = TAG_START.sub("&lt;", self._redact(cell.source))
+            cell.pop("attachments", None)
         if cell.cell_type != "code":
             return
         for out in cell.get("outputs", []):
@@ -250,8 +268,9 @@ class SafeFeedback(NbGraderPreprocessor):
                 out.text = self._redact(out.text)
             elif "data" in out:
                 for mime, value in list(out.data.items()):
-                    if mime.startswith("text/") or mime.endswith("json"):
-                        if isinstance(value, str):
-                            out.data[mime] = self._redact(value)
-                        else:
-                            del out.data[mime]
+                    if mime not in INERT_OUTPUTS or not isinstance(value, str):
+                        del out.data[mime]  # HTML, JavaScript, SVG, Markdown...: not shown
+                    elif mime == "text/plain":
+                        out.data[mime] = self._redact(value)
+                if not out.data:
+                    out.data["text/plain"] = ACTIVE_NOTE

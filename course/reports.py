@@ -1,6 +1,7 @@
 """What the instructor hands out and reads: feedback, the grades export, the class summary.
 
-- ``feedback``: nbgrader's HTML feedback for every autograded submission, into feedback/.
+- ``feedback``: nbgrader's HTML feedback for every autograded submission, into feedback/, each
+  page sealed with a content security policy that lets it run no script (``seal``).
 - ``grades``: one CSV row per student and assignment in the gradebook.
 - ``write_summary``: reports/summary.csv, every student's outcome per assignment, with why.
 """
@@ -8,12 +9,30 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
+import re
 import sys
 from pathlib import Path
 
+from autograder.nbgrader_plugins import FEEDBACK_CSP
 from course.config import Course
 from course.runner import nbgrader
+
+POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
+CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+
+
+def seal(page: Path) -> None:
+    """Put the feedback content security policy first in the <head> of the HTML ``page``: a
+    browser then runs no script of it, loads nothing from elsewhere and submits no form,
+    whatever a learner's notebook managed to write into it."""
+    text = page.read_text(encoding="utf-8", errors="replace")
+    found = HEAD.search(text, 0, 65536)  # nbconvert's template opens the page with it
+    at = found.end() if found else 0
+    if not text.startswith(CSP_META, at):  # not sealed yet
+        page.write_text(text[:at] + CSP_META + text[at:], encoding="utf-8")
 
 
 def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, str]]:
@@ -40,6 +59,8 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
                     why = (errors[-1] if errors else out.strip()[-300:]).strip()
                     failed.append((a, s, why))
                     print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)
+        for page in sorted(course.feedback.glob(f"*/{a}/*.html")):
+            seal(page)
         print(f"feedback for {a} in {course.feedback}/<student>/{a}/")
     return failed
 

@@ -36,6 +36,7 @@ from autograder import sandbox
 from autograder.nbgrader_plugins import secret_lines
 from course.cli import main
 from course.diagnose import OUTCOMES
+from course.reports import CSP_META
 
 REPO = Path(__file__).resolve().parents[1]
 A1 = "01_attention"
@@ -253,7 +254,16 @@ for host in ("127.0.0.1", "10.0.2.2", "8.8.8.8"):
 for _ in range(400):  # 25 MiB in 64 KiB messages: more than the grader keeps
     print("x" * 65536, flush=True)
 """,
+    "active": """
+from IPython.display import HTML, SVG, Javascript, display
+
+display(HTML("<script>document.title = 'owned'</script><img src=x onerror='document.title=1'>"))
+display(Javascript("document.title = 'owned by js'"))
+display(SVG("<svg xmlns='http://www.w3.org/2000/svg' onload='document.title=2'></svg>"))
+""",
 }
+# The "active" learner also writes raw HTML into a Markdown cell of their notebook.
+ACTIVE_MARKDOWN = "My notes <script>document.title = 'owned by markdown'</script>"
 
 
 @pytest.fixture(scope="module")
@@ -313,6 +323,9 @@ def attacked_class(tmp_path_factory, listener):
         "nowork": read(exercise),
         **{name: with_cell(read(exercise), prelude + code) for name, code in ATTACKS.items()},
     }
+    notebooks["active"]["cells"].insert(
+        0, {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": ACTIVE_MARKDOWN}
+    )
     for student, nb in notebooks.items():
         dest = downloads / student / A1 / NB
         dest.parent.mkdir(parents=True)
@@ -469,6 +482,21 @@ def test_disk_memory_network_and_output_are_capped(attacked_class, listener):
     flood = root / "autograded" / "flood" / A1 / NB
     assert flood.stat().st_size < 20 << 20
     assert "output limit" in outputs(root, "flood")
+
+
+def test_no_feedback_page_runs_what_a_notebook_wrote(attacked_class):
+    root = attacked_class["root"]
+    pages = sorted((root / "feedback").rglob("*.html"))
+    assert len(pages) == 2 + len(ATTACKS), [str(p) for p in pages]
+    for page in pages:  # the policy comes first in the head: no script of the page runs
+        text = page.read_text(encoding="utf-8")
+        head = re.search(r"<head\b[^>]*>", text)
+        assert head and text.startswith(CSP_META, head.end()), page
+    active = (root / "feedback" / "active" / A1 / "attention.html").read_text(encoding="utf-8")
+    for raw in ("<script>document.title", "onerror='document.title", "onload='document.title"):
+        assert raw not in active, raw  # shown as text (in the learner's own code), never as HTML
+    for kind in ("HTML", "Javascript", "SVG"):  # each shown as its text form only
+        assert f"&lt;IPython.core.display.{kind} object&gt;" in active, kind
 
 
 def test_summary_lists_every_student(attacked_class):

@@ -1,0 +1,105 @@
+"""Feedback is a verdict, not a window: nothing a notebook wrote runs in the browser that opens
+its feedback page.
+
+Two layers: ``SafeFeedback`` (autograder/nbgrader_plugins.py) keeps only text and raster images
+of every output and shows a learner's raw HTML in Markdown as text; ``course.reports.seal``
+puts a content security policy first in every feedback page, so that a script that slipped
+past the first layer would still not run. The attacked class of tests/test_sandbox.py runs
+both through the real ``python -m course feedback``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+
+from autograder.nbgrader_plugins import ACTIVE_NOTE, INERT_OUTPUTS, SafeFeedback
+from course.reports import CSP_META, seal
+
+CHROMIUM = "/usr/bin/chromium"
+PNG = (  # one pixel
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+ATTACK_HTML = (
+    "<script>window.pwned = 'script'</script>"
+    "<img src='data:,x' onerror=\"window.pwned = 'onerror'\">"
+    "<svg onload=\"window.pwned = 'svg'\"></svg>"
+)
+
+
+def notebook_with_active_content() -> nbformat.NotebookNode:
+    md = nbformat.v4.new_markdown_cell(
+        "My answer: " + ATTACK_HTML + "\n\nand `i <= j` is the causal rule."
+    )
+    code = nbformat.v4.new_code_cell("display(...)")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": ATTACK_HTML}),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"application/javascript": "window.pwned = 'js'", "text/plain": "<JS>"},
+        ),
+        nbformat.v4.new_output(
+            "display_data", data={"image/svg+xml": "<svg><text>hidden test</text></svg>"}
+        ),
+        nbformat.v4.new_output("display_data", data={"text/markdown": ATTACK_HTML}),
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+    ]
+    return nbformat.v4.new_notebook(cells=[md, code])
+
+
+def test_feedback_keeps_text_and_raster_images_only_and_shows_raw_html_as_text():
+    nb, _ = SafeFeedback().preprocess(notebook_with_active_content(), {})
+    md, code = nb.cells
+    assert "<script" not in md.source and "<img" not in md.source and "<svg" not in md.source
+    assert "&lt;script>" in md.source and "`i <= j`" in md.source  # "<=" is not a tag
+    kinds = [set(out.data) for out in code.outputs]
+    assert all(k <= INERT_OUTPUTS for k in kinds), kinds
+    assert kinds == [{"text/plain"}, {"text/plain"}, {"text/plain"}, {"text/plain"},
+                     {"image/png", "text/plain"}]  # fmt: skip
+    assert code.outputs[0].data["text/plain"] == ACTIVE_NOTE
+    assert code.outputs[1].data["text/plain"] == "<JS>"  # its own text, shown as text
+
+
+def test_seal_puts_the_policy_first_in_the_head_once(tmp_path):
+    page = tmp_path / "feedback.html"
+    page.write_text("<!DOCTYPE html>\n<html><head><title>t</title></head><body>x</body></html>")
+    seal(page)
+    seal(page)  # a second feedback run does not add another
+    text = page.read_text()
+    assert text.count(CSP_META) == 1
+    assert text.index("<head>") + len("<head>") == text.index(CSP_META)
+    assert "script-src" not in CSP_META and "default-src 'none'" in CSP_META
+
+
+@pytest.mark.slow  # a real browser
+def test_a_sealed_page_runs_none_of_the_scripts_an_unsealed_one_would(tmp_path):
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} not found: run `make browser-deps` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    body = ATTACK_HTML + "<iframe srcdoc=\"<script>parent.pwned = 'frame'</script>\"></iframe>"
+    pages = {}
+    for name in ("open", "sealed"):
+        pages[name] = tmp_path / f"{name}.html"
+        pages[name].write_text(f"<!DOCTYPE html><html><head></head><body>{body}</body></html>")
+    seal(pages["sealed"])
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            for name, path in pages.items():
+                page = browser.new_page()
+                page.goto(path.as_uri())
+                page.wait_for_timeout(300)
+                seen[name] = page.evaluate("typeof window.pwned === 'undefined' ? null : pwned")
+                page.close()
+        finally:
+            browser.close()
+    assert seen["open"] is not None  # the attack works on a page without the policy
+    assert seen["sealed"] is None, seen
