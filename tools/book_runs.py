@@ -13,7 +13,7 @@ every reader's machine prints.
 This script makes that file. It runs, in a fresh kernel, the chapter's code cells tagged
 ``book-run`` (the set-up, the data and the training, in the chapter's order) and then the
 chapter's ``SAVE`` code below, which names the variables those cells leave. The kernel computes
-with PyTorch, oneDNN and MKL limited to AVX2 (``AVX2_KERNELS``), the instruction set every
+with PyTorch, oneDNN and MKL limited to AVX2 (``other_kernels.AVX2``), the instruction set every
 x86-64 machine of the last decade has, so that a maintainer can make the same weights again on
 an AVX2 or an AVX-512 machine. Then re-execute the chapter (``tools/execute_chapters.py``).
 """
@@ -27,14 +27,10 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from other_kernels import AVX2  # tools/, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 TAG = "book-run"
-AVX2_KERNELS = {
-    "ATEN_CPU_CAPABILITY": "avx2",
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-}
 # chapter file stem -> (weights file, code run after the tagged cells that saves them to PATH)
 SAVE = {
     "07_training_vs_inference": (
@@ -89,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.chapter.stem not in SAVE:
         parser.error(f"no saved run for {args.chapter.name}; chapters with one: {sorted(SAVE)}")
-    os.environ.update(AVX2_KERNELS)  # the kernel inherits this environment
+    os.environ.update(AVX2)  # the kernel inherits this environment
     save_run(args.chapter, ROOT / "helpers" / "weights" / SAVE[args.chapter.stem][0])
     return 0
 
