@@ -95,6 +95,7 @@ c.Autograde.autograde_preprocessors = [
 # Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
 # tracebacks or instructor paths); AFZ_FEEDBACK_SHOW_HIDDEN=1 shows hidden tests.
 c.Verdicts.source_directory = str(course.solutions)
+c.LimitedExecute.source_directory = str(course.solutions)
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.SafeFeedback.source_directory = str(course.solutions)
 c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))

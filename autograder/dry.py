@@ -7,8 +7,9 @@ seconds per notebook; this module grades them the same way in a fraction of that
 * each notebook runs in a process forked from one that has already imported NumPy, PyTorch
   and ``helpers`` (so every notebook starts from the same state, as a fresh kernel does),
   with the modules of this and later assignments absent (``autograder/pieces.py``);
-* test cells run with their hidden tests, taken from the source notebook (as nbgrader's
-  autograde restores them), and their checks are collected as the sandbox would publish them;
+* test cells run in their kernel form (``autograder/kernel_form.py``: hidden tests included,
+  as nbgrader's autograde restores them, answers left out), and their checks are collected as
+  the sandbox would publish them;
 * the verdicts come from ``autograder/verdicts.py`` against the solution's replayed values,
   exactly as in real grading, and a test cell scores its points when its verdict passes.
 
@@ -30,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autograder import pieces, replay, verdicts
+from autograder import kernel_form, pieces, replay, scan, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = 120
@@ -80,11 +81,18 @@ def grade(
         if done.returncode != 0:
             raise RuntimeError(f"dry grading failed:\n{done.stderr[-3000:]}")
         outputs = json.loads(out.read_text(encoding="utf-8"))
-    points = {g: p for g, (_, p) in test_cells(json.loads(source.read_text("utf-8"))).items()}
+    source_nb = json.loads(source.read_text("utf-8"))
+    points = {g: p for g, (_, p) in test_cells(source_nb).items()}
     results = {}
-    for name in notebooks:
+    for name, nb in notebooks.items():
         cells = outputs.get(name, {})
-        judged = {g: verdicts.judge_test(g, refs.get(g, []), cells.get(g, [])) for g in points}
+        reading = scan.Scan(nb, source_nb)
+        judged = {
+            g: verdicts.judge_test(
+                g, refs.get(g, []), cells.get(g, []), static=reading.problem(g, refs.get(g, []))
+            )
+            for g in points
+        }
         score = sum(points[g] for g, v in judged.items() if v.passed)
         results[name] = Graded(float(score), float(sum(points.values())), judged)
     return results
@@ -214,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here
     source = json.loads(args.source.read_text(encoding="utf-8"))
-    tests = {g: text for g, (text, _) in test_cells(source).items()}
+    tests = kernel_form.kernel_forms(source)  # what the sandboxed kernel runs
     notebooks = json.loads(args.notebooks.read_text(encoding="utf-8"))
     results = _run_all(notebooks, tests, args.timeout, max(1, args.jobs))
     args.out.write_text(json.dumps(results), encoding="utf-8")

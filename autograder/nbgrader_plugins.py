@@ -54,6 +54,8 @@ FEEDBACK_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
+MIME = "application/vnd.afz.check+json"  # a check record (autograder/verdicts.py)
+TAMPERED = "afz_tampered"  # resources key: {grade_id: why its records cannot be trusted}
 KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
 
 
@@ -62,15 +64,34 @@ class LimitedExecute(Execute):
         int(float(os.environ.get("AFZ_OUTPUT_MB", "8")) * 1024 * 1024),
         help="Outputs of one notebook past this many bytes are dropped.",
     ).tag(config=True)
+    source_directory = Unicode(
+        "", help="nbgrader's source folder (solutions/): the test cells' kernel forms"
+    ).tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
+        from autograder import kernel_form, verdicts
+
         self._output_bytes = 0
         self._output_capped = False
+        self._tampered: dict[int, str] = {}
+        info = (resources or {}).get("nbgrader", {})
+        self._forms: dict[str, str] = {}
+        if self.source_directory:  # the kernel runs each test cell's kernel form: no answers
+            source = verdicts.source_notebook(
+                self.source_directory, info.get("assignment", ""), info.get("notebook", "")
+            )
+            self._forms = kernel_form.kernel_forms(json.loads(source.read_text("utf-8")))
         stamp("execute")
         try:
-            return super().preprocess(nb, resources, km)
+            nb, resources = super().preprocess(nb, resources, km)
         finally:
             stamp("executed")
+        tampered = {}
+        for index, reason in self._tampered.items():
+            meta = nb.cells[index].metadata.get("nbgrader", {})
+            tampered[meta.get("grade_id", f"cell {index}")] = reason
+        resources[TAMPERED] = tampered
+        return nb, resources
 
     # Stages for benchmarks/grading_cost.py (AFZ_TIMING); nothing else changes. (nbclient's
     # sync methods wrap its coroutines at class level, so these are the ones to override.)
@@ -87,10 +108,57 @@ class LimitedExecute(Execute):
         meta = cell.metadata.get("nbgrader", {})
         kind = "learner" if meta.get("solution") else "tests" if meta.get("grade") else "setup"
         stamp("cell", kind=kind)
+        original = cell.source
+        if kind == "tests" and cell.cell_type == "code":
+            cell.source = self._forms.get(meta.get("grade_id"), original)
         try:
             return super().preprocess_cell(cell, resources, index)
         finally:
+            cell.source = original
             stamp("cell done", kind=kind)
+
+    def process_message(self, msg, cell, cell_index):
+        """Outputs are kept as they came, in the cell that was running: no display update is
+        applied (nbclient would copy an update into every earlier output of the same display
+        id, in any cell: records rewritten after their cell ran, or one large update made a
+        thousand times). An update is counted against the output cap, and a check record that
+        carries a display id, or an update aimed at one, fails the test cell it belongs to."""
+        content = msg.get("content") or {}
+        transient = content.get("transient") if isinstance(content, dict) else None
+        display_id = transient.get("display_id") if isinstance(transient, dict) else None
+        kind = msg.get("msg_type")
+        if display_id and kind in ("execute_result", "display_data", "update_display_data"):
+            data = content.get("data")
+            data = data if isinstance(data, dict) else {}
+            if MIME in data:
+                self._tampered.setdefault(
+                    cell_index,
+                    "a check record was published with a display id, so it could "
+                    "be rewritten after the test ran",
+                )
+            for target in self._record_cells.get(str(display_id), ()):
+                self._tampered.setdefault(
+                    target, "a check record of this test cell was updated after it was made"
+                )
+            if kind == "update_display_data":
+                self._count(msg)
+                return None
+            if MIME in data:
+                self._record_cells.setdefault(str(display_id), set()).add(cell_index)
+            msg = {**msg, "content": {k: v for k, v in content.items() if k != "transient"}}
+        return super().process_message(msg, cell, cell_index)
+
+    @property
+    def _record_cells(self) -> dict[str, set[int]]:
+        if not hasattr(self, "_records_by_display_id"):
+            self._records_by_display_id: dict[str, set[int]] = {}
+        return self._records_by_display_id
+
+    def _count(self, msg) -> bool:
+        """Count a message's size against the cap; ``False`` once the cap is passed."""
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        self._output_bytes = getattr(self, "_output_bytes", 0) + size
+        return self._output_bytes <= self.max_output_bytes
 
     def _cleanup_kernel(self):
         stamp("kernel shutdown")
@@ -117,9 +185,7 @@ class LimitedExecute(Execute):
             await asyncio.sleep(0.01)
 
     def output(self, outs, msg, display_id, cell_index):
-        size = len(json.dumps(msg.get("content", {}), default=str))
-        self._output_bytes = getattr(self, "_output_bytes", 0) + size
-        if self._output_bytes > self.max_output_bytes:
+        if not self._count(msg):
             if not getattr(self, "_output_capped", False):
                 self._output_capped = True
                 note = NotebookNode(
@@ -137,20 +203,25 @@ class Verdicts(NbGraderPreprocessor):
     source_directory = Unicode("", help="nbgrader's source folder (solutions/)").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from autograder import replay, verdicts
+        from autograder import replay, scan, verdicts
 
         info = resources.get("nbgrader", {})
         source = verdicts.source_notebook(
             self.source_directory, info.get("assignment", ""), info.get("notebook", "")
         )
         expected = replay.expected_checks(source)  # a ReplayError stops this notebook
+        reading = scan.Scan(nb, json.loads(source.read_text(encoding="utf-8")))
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
                 continue
             grade_id = meta.get("grade_id", "")
             verdict = verdicts.judge_test(
-                grade_id, expected.get(grade_id, []), cell.get("outputs", [])
+                grade_id,
+                expected.get(grade_id, []),
+                cell.get("outputs", []),
+                tampered=resources.get(TAMPERED, {}).get(grade_id),
+                static=reading.problem(grade_id, expected.get(grade_id, [])),
             )
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
         stamp("verdicts done")

@@ -300,10 +300,28 @@ class Verdict(NamedTuple):
     ename: str = "AssertionError"  # the error name nbgrader's output will carry
 
 
-def judge_test(grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> Verdict:
-    """Judge a test cell from its executed ``outputs``."""
+def judge_test(
+    grade_id: str,
+    refs: list[dict[str, Any]],
+    outputs: list[dict[str, Any]],
+    *,
+    tampered: str | None = None,
+    static: str | None = None,
+) -> Verdict:
+    """Judge a test cell from its executed ``outputs``.
+
+    ``tampered``: why the cell's records cannot be trusted (the executor saw one rewritten);
+    ``static``: what the grader's reading of the learner's code found that this test forbids
+    (``autograder/scan.py``). Either fails the test, and so does a cell that raised.
+    """
     if not refs:
         return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")
+    if tampered:
+        return Verdict(
+            False,
+            f"{grade_id}: {tampered}. Only what the test cell itself hands the grader while it "
+            "runs counts; the test scores 0.",
+        )
     found: dict[str, list[Any]] = {}
     error = ename = None
     for out in outputs:
@@ -351,6 +369,14 @@ def judge_test(grade_id: str, refs: list[dict[str, Any]], outputs: list[dict[str
         if message:
             forbidden = ref.get("kind") == "calls"
             return Verdict(False, message, "ForbiddenCallError" if forbidden else "AssertionError")
+    if error:  # every check recorded, and then the cell raised: something interfered
+        return Verdict(
+            False,
+            f"The test raised after its checks were recorded: {error.strip()[:MAX_ERROR]}",
+            ename or "Error",
+        )
+    if static:
+        return Verdict(False, static, "ForbiddenCallError")
     return Verdict(True, f"{grade_id}: all {len(refs)} checks passed")
 
 

@@ -274,22 +274,29 @@ class Test:
     def raises(
         self,
         name: str,
-        exception: type[BaseException],
+        exception: type[BaseException] | None,
         fn: Callable[..., Any],
         *args: Any,
         hint: str = "",
     ) -> None:
-        """``fn(*args)`` raises ``exception`` (or a subclass of it)."""
+        """``fn(*args)`` raises ``exception`` (or a subclass of it). (The grader's kernel gets
+        ``None`` here: which exception is right is the grader's to know.)"""
         try:
             fn(*args)
         except Exception as err:  # noqa: BLE001 - which one is the observation
             got: Any = [c.__name__ for c in type(err).__mro__]
         else:
             got = []
-        self._check("raises", name, got, exception.__name__, hint=hint)
+        self._check("raises", name, got, getattr(exception, "__name__", None), hint=hint)
 
     def agree(
-        self, name: str, predicted: Any, target: Any, *, at_least: float, hint: str = ""
+        self,
+        name: str,
+        predicted: Any,
+        target: Any = SOLUTION,
+        *,
+        at_least: float = 1.0,
+        hint: str = "",
     ) -> None:
         """At least ``at_least`` of the rows of ``predicted`` equal ``target``'s (the
         solution's target: ids ``(batch, length)``, compared up to trailing padding 0)."""
@@ -312,6 +319,7 @@ class Test:
         (:mod:`helpers.explain`). ``returns=n``: ``fn`` must return a tuple of ``n`` values.
         """
         what = what or str(getattr(fn, "__name__", type(fn).__name__))
+        forbidden = tuple(forbidden)
         hits: list[str] = []
         try:
             result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
@@ -319,7 +327,9 @@ class Test:
                 explain.check_returns(result, returns, what)
         except Exception as err:  # noqa: BLE001 - raised again, with what it means
             raise explain.explained(err, what, fn, args, kwargs) from err
-        self._check("calls", f"{what} does the job itself", hits, [])
+        self._check(
+            "calls", f"{what} does the job itself", hits, [], forbidden=list(forbidden), called=what
+        )
         return result
 
     # -- plumbing ----------------------------------------------------------------------

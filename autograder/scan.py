@@ -1,0 +1,447 @@
+"""The grader's reading of a learner's code, done outside the kernel: what it may not use.
+
+The kernel's own watch for forbidden built-ins (``helpers.checks``) lives in the learner's
+process, so a notebook can switch it off or go around it (``torch.ops.aten``, a private
+``torch._softmax``). This module reads the submitted notebook's source instead, in the
+grader's process, where nothing the notebook does can reach it:
+
+* **forbidden built-ins**: a test cell that calls the learner's functions with
+  ``forbidden=...`` fails when the code those functions reach (the learner's top-level
+  ``def``, ``class`` and assignments they name, followed name by name) uses one of them,
+  under any import alias (``F.softmax``, ``from torch import softmax as s``, ``x.softmax()``);
+* **reaching into the grader's test code**: in that same code, reading a name that only a
+  test cell sets (an input's answer, a reference module), frames and their globals,
+  private names of other objects (``torch._C``, ``torch._softmax``), ``torch.ops``;
+* **tampering**, anywhere in the learner's cells: assigning into a module or a class that
+  was imported (``torch.softmax = ...``, ``helpers.checks.Test = ...``), ``setattr`` on one,
+  ``exec``/``eval``/``compile``/``__import__``/``globals()``/``vars()``, modules that reach
+  into the running interpreter (``sys._getframe``, ``gc``, ``inspect``, ``ctypes``,
+  ``importlib``, ``threading``, ``builtins``, ``__main__``...), IPython's history (``In``,
+  ``Out``, ``get_ipython``) and dunder attributes other than ``__init__``/``__name__``: every
+  test then fails, since the grader cannot know what such code changed.
+
+It is a static reading: code the learner's functions do not name (a scratch cell comparing
+with ``torch.softmax``) is not held against them, and a use it cannot see through is named
+in the message so that the learner can remove it. The in-kernel watch still runs; a test
+fails if either finds a forbidden call.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from autograder import kernel_form
+
+# Modules whose use reaches into the running interpreter or the checking code.
+ESCAPE_MODULES = (
+    "gc",
+    "inspect",
+    "ctypes",
+    "importlib",
+    "builtins",
+    "__main__",
+    "__builtin__",
+    "types",
+    "traceback",
+    "marshal",
+    "dis",
+    "code",
+    "codeop",
+    "pickle",
+    "IPython",
+    "ipykernel",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "concurrent",
+    "asyncio",
+    "signal",
+    "weakref",
+    "helpers.checks",
+    "helpers.explain",
+    "autograder",
+    "torch.ops",
+    "torch._C",
+    "torch.library",
+    "torch.overrides",
+    "torch.utils.cpp_extension",
+    "torch.utils._python_dispatch",
+    "torch._dynamo",
+    "torch.fx",
+    "torch.jit",
+)
+SYS_ALLOWED = {"version", "version_info", "float_info", "maxsize", "platform", "stdout", "stderr"}
+DYNAMIC_CALLS = {
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "globals",
+    "vars",
+    "locals",
+    "breakpoint",
+    "delattr",
+}
+HISTORY_NAMES = {"In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "get_ipython"}
+HISTORY_NAME = re.compile(r"^_i?\d+$")  # _i3, _3: IPython's numbered inputs and outputs
+ALLOWED_DUNDERS = {"__init__", "__name__", "__class__", "__len__", "__call__", "__doc__"}
+FRAME_ATTRS = re.compile(r"^(f|tb|gi|cr|ag|co)_[a-z]+$")
+
+
+@dataclass
+class Finding:
+    what: str
+    cell: int  # 1-based position among the notebook's code cells
+    line: int
+
+    def where(self) -> str:
+        return f"code cell {self.cell}, line {self.line}"
+
+
+@dataclass
+class Binding:
+    """A top-level ``def``, ``class`` or assignment of the learner's."""
+
+    uses: list[tuple[str, Finding]] = field(default_factory=list)  # (dotted name, where)
+    escapes: list[Finding] = field(default_factory=list)
+    reads: set[str] = field(default_factory=set)  # global names it reads
+    test_reads: list[tuple[str, Finding]] = field(default_factory=list)
+
+
+def _text(cell: dict[str, Any]) -> str:
+    text = cell.get("source", "")
+    text = "".join(text) if isinstance(text, list) else text
+    # IPython magics and shell escapes are not Python; they do not reach the tested code
+    return "\n".join("" if re.match(r"\s*[%!]", line) else line for line in text.split("\n"))
+
+
+class Scan:
+    """What the learner's cells of the notebook ``nb`` use (``source_nb``: the instructor's)."""
+
+    def __init__(self, nb: dict[str, Any], source_nb: dict[str, Any]) -> None:
+        course_ids = set()
+        course_bound: set[str] = set()
+        test_bound: set[str] = set()
+        self.forms = kernel_form.kernel_forms(source_nb)
+        for cell in source_nb.get("cells", []):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.get("cell_type") != "code" or meta.get("solution"):
+                continue
+            if meta.get("grade_id"):
+                course_ids.add(meta["grade_id"])
+            names = _bound_names(_text(cell), imports=not meta.get("grade"))
+            if meta.get("grade"):
+                test_bound |= names
+            else:
+                course_bound |= names
+        self.test_only = test_bound - course_bound
+        self.aliases: dict[str, str] = {}
+        self.bindings: dict[str, list[Binding]] = {}
+        self.tampering: list[Finding] = []
+        number = 0
+        learner_trees = []
+        for cell in nb.get("cells", []):
+            if cell.get("cell_type") != "code":
+                continue
+            number += 1
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade_id") in course_ids and not meta.get("solution"):
+                continue  # restored from the source by nbgrader: the course's code
+            try:
+                tree = ast.parse(_text(cell))
+            except SyntaxError:
+                continue  # it raises when run; nothing of it reaches a test
+            learner_trees.append((number, tree))
+            self._imports(tree)
+        self.learner_bound = set()
+        for _, tree in learner_trees:
+            self.learner_bound |= _top_level_bound(tree)
+        for number, tree in learner_trees:
+            self._read(number, tree)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _imports(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.aliases[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """``torch.nn.functional.softmax`` for ``F.softmax`` (``None``: not from an import)."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        return ".".join([self.aliases[node.id], *reversed(parts)])
+
+    def _read(self, number: int, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            self._tamper(number, stmt)
+            names = _stmt_bound(stmt)
+            if not names:
+                continue
+            binding = Binding()
+            local = _locals(stmt)
+            for node in ast.walk(stmt):
+                where = Finding("", number, getattr(node, "lineno", stmt.lineno))
+                if isinstance(node, ast.Attribute):
+                    full = self.dotted(node)
+                    if full:
+                        binding.uses.append((full, where))
+                    if self._escaping_attribute(node, full):
+                        binding.escapes.append(
+                            Finding(f"`{ast.unparse(node)}`", number, where.line)
+                        )
+                    elif not (
+                        isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+                    ):
+                        binding.uses.append((f"<attr>.{node.attr}", where))
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    if node.id in self.aliases:
+                        binding.uses.append((self.aliases[node.id], where))
+                    if node.id not in local:
+                        binding.reads.add(node.id)
+                        if node.id in self.test_only and node.id not in self.learner_bound:
+                            binding.test_reads.append((node.id, where))
+                elif isinstance(node, ast.Call) and _is_name(node.func, "getattr"):
+                    if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
+                        binding.escapes.append(
+                            Finding("`getattr` with a computed name", number, where.line)
+                        )
+                    elif isinstance(node.args[1].value, str):
+                        name = node.args[1].value
+                        binding.uses.append((f"<attr>.{name}", where))
+                        base = self.dotted(node.args[0]) if node.args else None
+                        if base:
+                            binding.uses.append((f"{base}.{name}", where))
+                        if name.startswith("_") and name not in ALLOWED_DUNDERS:
+                            binding.escapes.append(
+                                Finding(f"`getattr(..., {name!r})`", number, where.line)
+                            )
+            for name in names:
+                self.bindings.setdefault(name, []).append(binding)
+
+    def _escaping_attribute(self, node: ast.Attribute, full: str | None) -> bool:
+        attr = node.attr
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            return attr.startswith("__") and attr not in ALLOWED_DUNDERS
+        if attr.startswith("__") and attr.endswith("__"):
+            return attr not in ALLOWED_DUNDERS
+        if attr.startswith("_") or FRAME_ATTRS.match(attr):
+            return True
+        return full is not None and full.startswith(("torch.ops", "torch._"))
+
+    def _tamper(self, number: int, stmt: ast.stmt) -> None:
+        for node in ast.walk(stmt):
+            line = getattr(node, "lineno", stmt.lineno)
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Delete):
+                targets = list(node.targets)
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute | ast.Subscript):
+                        base = t.value
+                        while isinstance(base, ast.Attribute | ast.Subscript):
+                            base = base.value
+                        if isinstance(base, ast.Name) and base.id in self.aliases:
+                            self.tampering.append(
+                                Finding(f"assigning to `{ast.unparse(t)}`", number, line)
+                            )
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id in DYNAMIC_CALLS:
+                    self.tampering.append(Finding(f"`{func.id}(...)`", number, line))
+                if _is_name(func, "setattr") and node.args:
+                    first = node.args[0]
+                    if not (isinstance(first, ast.Name) and first.id == "self"):
+                        self.tampering.append(
+                            Finding("`setattr` on something not yours", number, line)
+                        )
+            if isinstance(node, ast.Name) and (
+                node.id in HISTORY_NAMES or HISTORY_NAME.match(node.id) or node.id == "__builtins__"
+            ):
+                self.tampering.append(Finding(f"`{node.id}`", number, line))
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("__")
+                and node.attr.endswith("__")
+            ):
+                if node.attr not in ALLOWED_DUNDERS:
+                    self.tampering.append(Finding(f"`{ast.unparse(node)}`", number, line))
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for module in _imported_modules(node):
+                    if _escape_module(module):
+                        self.tampering.append(Finding(f"`import {module}`", number, line))
+            if isinstance(node, ast.Attribute):
+                full = self.dotted(node)
+                if full and _escape_module(full):
+                    self.tampering.append(Finding(f"`{ast.unparse(node)}`", number, line))
+
+    # -- judging ---------------------------------------------------------------------------
+    def reachable(self, grade_id: str, start: set[str] | None = None) -> list[Binding]:
+        """The learner's bindings that test cell ``grade_id`` reaches, name by name (from
+        ``start``, or from every name the cell names)."""
+        if start is None:
+            try:
+                tree = ast.parse(self.forms.get(grade_id, ""))
+                start = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            except SyntaxError:
+                start = set()
+        todo = [n for n in start if n in self.bindings]
+        seen: set[str] = set()
+        found: list[Binding] = []
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for binding in self.bindings.get(name, []):
+                found.append(binding)
+                todo.extend(n for n in binding.reads if n in self.bindings and n not in seen)
+        return found
+
+    def problem(self, grade_id: str, refs: list[dict[str, Any]]) -> str | None:
+        """Why test ``grade_id`` fails on this reading (``None``: nothing found)."""
+        if self.tampering:
+            f = self.tampering[0]
+            return (
+                f"Your code uses {f.what} ({f.where()}), which reaches into the running kernel "
+                "or the course's checking code (frames, IPython's history, the modules that run "
+                "the tests). The grader cannot tell what such code changed, so every test "
+                "scores 0. Remove it; the exercises need none of it."
+            )
+        reached = self.reachable(grade_id)
+        for binding in reached:
+            for name, where in binding.test_reads:
+                return (
+                    f"Your code reads `{name}` ({where.where()}), a name that only a test cell "
+                    "sets: a function must work from its arguments, not from the test's "
+                    "variables. The test scores 0."
+                )
+            for f in binding.escapes:
+                return (
+                    f"Your code uses {f.what} ({f.where()}): a private name, a frame or "
+                    "torch.ops, which the grader cannot check. Use PyTorch's public functions "
+                    "(matmul, masked_fill, exp, sum, ...). The test scores 0."
+                )
+        for ref in refs:
+            forbidden = set(ref.get("forbidden", [])) if ref.get("kind") == "calls" else set()
+            if not forbidden:
+                continue
+            called = str(ref.get("called", ""))
+            start = {called} if called in self.bindings else None
+            message = self._forbidden_use(grade_id, start, forbidden)
+            if message:
+                return message
+        return None
+
+    def _forbidden_use(
+        self, grade_id: str, start: set[str] | None, forbidden: set[str]
+    ) -> str | None:
+        for binding in self.reachable(grade_id, start):
+            for used, where in binding.uses:
+                hit = _forbidden(used, forbidden)
+                if hit:
+                    return (
+                        f"{hit} ({where.where()}) does the job this exercise asks you to write "
+                        "yourself. Rewrite it with basic tensor operations (matmul, masked_fill, "
+                        "view/transpose, exp and sum, ...). The test scores 0."
+                    )
+        return None
+
+
+def _forbidden(used: str, forbidden: set[str]) -> str | None:
+    last = used.rsplit(".", 1)[-1]
+    for f in forbidden:
+        if used == f:
+            return f
+        owner, _, name = f.rpartition(".")
+        if last != name:
+            continue
+        if used.startswith("<attr>."):
+            # a method of an object the reading cannot name: x.softmax() for torch.Tensor.softmax
+            if owner.rsplit(".", 1)[-1][:1].isupper():
+                return f
+            continue
+        if used.split(".")[0] == f.split(".")[0]:  # torch.special.softmax for torch.softmax
+            return f
+    return None
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _escape_module(module: str) -> bool:
+    if module.startswith("sys."):
+        return module.split(".")[1] not in SYS_ALLOWED
+    return any(module == m or module.startswith(m + ".") for m in ESCAPE_MODULES)
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.module is None:
+        return []
+    return [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+
+
+def _stmt_bound(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.For | ast.With | ast.If | ast.Try | ast.While):
+        return {
+            n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {s.name for s in ast.walk(stmt) if isinstance(s, ast.FunctionDef | ast.ClassDef)}
+    return set()
+
+
+def _top_level_bound(tree: ast.Module, imports: bool = True) -> set[str]:
+    names: set[str] = set()
+    for stmt in tree.body:
+        names |= _stmt_bound(stmt)
+        if imports and isinstance(stmt, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return names
+
+
+def _locals(stmt: ast.stmt) -> set[str]:
+    """Names bound inside ``stmt``'s functions and comprehensions (arguments, assignments)."""
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node is not stmt:
+                names.add(node.name)
+    return names | set(dir(builtins))
+
+
+def _bound_names(source: str, imports: bool = True) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return _top_level_bound(tree, imports)
