@@ -22,7 +22,10 @@ or ``lambda`` that is not a call of the learner's code is left in a kernel form
 from __future__ import annotations
 
 import ast
+import json
+from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 # check -> how many leading positional arguments the kernel keeps (name and value)
@@ -40,6 +43,16 @@ def _is_test(cell: dict[str, Any]) -> bool:
 
 
 def kernel_forms(source_nb: dict[str, Any]) -> dict[str, str]:
+    """``{grade_id: kernel form}`` of every test cell of the source notebook ``source_nb``."""
+    return dict(_kernel_forms(json.dumps(source_nb.get("cells", []), sort_keys=True)))
+
+
+@lru_cache(maxsize=16)
+def _kernel_forms(cells_json: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_forms({"cells": json.loads(cells_json)}).items())
+
+
+def _forms(source_nb: dict[str, Any]) -> dict[str, str]:
     """``{grade_id: kernel form}`` of every test cell of the source notebook ``source_nb``.
 
     A name that another cell of the source reads keeps the statement that binds it; the
@@ -182,14 +195,18 @@ def _reads(source: str, skip: set[int] | None = None) -> set[str]:
 
 def _loads(node: ast.AST, skip: set[int]) -> set[str]:
     """Names read anywhere under ``node``, leaving out the subtrees whose ids are in ``skip``."""
-    found: set[str] = set()
+    return set(_load_counts(node, skip))
+
+
+def _load_counts(node: ast.AST, skip: set[int]) -> Counter[str]:
+    found: Counter[str] = Counter()
     stack = [node]
     while stack:
         n = stack.pop()
         if id(n) in skip:
             continue
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
-            found.add(n.id)
+            found[n.id] += 1
         stack.extend(ast.iter_child_nodes(n))
     return found
 
@@ -233,6 +250,7 @@ def _dead_statements(tree: ast.Module, dropped: set[int], read_elsewhere: set[st
     changed = True
     while changed:
         changed = False
+        total = _load_counts(tree, dropped | removed)
         candidates: list[ast.stmt] = []
         stack: list[ast.AST] = [tree]
         while stack:
@@ -253,9 +271,10 @@ def _dead_statements(tree: ast.Module, dropped: set[int], read_elsewhere: set[st
                     names = set()
             if names is None:
                 continue
-            skip = dropped | removed | {id(stmt)}
-            if names & (_loads(tree, skip) | read_elsewhere):
+            own = _load_counts(stmt, dropped | removed)
+            if any(total[n] - own[n] > 0 or n in read_elsewhere for n in names):
                 continue
+            total -= own
             removed.add(id(stmt))
             found.append(stmt)
             changed = True

@@ -112,11 +112,73 @@ class Binding:
     test_reads: list[tuple[str, Finding]] = field(default_factory=list)
 
 
-def _text(cell: dict[str, Any]) -> str:
+# What learner code may import: the course's tools and the standard library's harmless parts.
+IMPORTABLE = (
+    "__future__",
+    "sys",  # its attributes are read one by one (SYS_ALLOWED)
+    "torch",
+    "numpy",
+    "math",
+    "cmath",
+    "helpers",
+    "time",
+    "random",
+    "copy",
+    "functools",
+    "itertools",
+    "collections",
+    "typing",
+    "dataclasses",
+    "matplotlib",
+    "string",
+    "re",
+    "statistics",
+    "operator",
+    "abc",
+    "enum",
+    "numbers",
+    "heapq",
+    "bisect",
+    "warnings",
+    "contextlib",
+)
+# IPython magics whose argument is Python that runs (read like any code), and harmless ones
+CODE_MAGICS = {"time", "timeit", "prun"}
+HARMLESS_MAGICS = {"matplotlib", "pinfo", "pinfo2", "who", "whos", "pwd", "ls"}
+SHELL = {"system", "getoutput"}  # another process: it cannot change the kernel's objects
+
+
+def _raw(cell: dict[str, Any]) -> str:
     text = cell.get("source", "")
-    text = "".join(text) if isinstance(text, list) else text
-    # IPython magics and shell escapes are not Python; they do not reach the tested code
-    return "\n".join("" if re.match(r"\s*[%!]", line) else line for line in text.split("\n"))
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _text(cell: dict[str, Any]) -> str:
+    """A cell as the Python that IPython runs (magics become ``get_ipython()`` calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        return str(TransformerManager().transform_cell(_raw(cell)))
+    except Exception:  # noqa: BLE001 - IPython cannot read it either: the cell raises
+        return _raw(cell)
+
+
+def _magic_code(call: ast.Call) -> tuple[str | None, str | None]:
+    """``(magic, its code)`` of ``get_ipython().run_line_magic/run_cell_magic/system(...)``
+    (``(None, None)``: not such a call)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
+        return None, None
+    if not _is_name(func.value.func, "get_ipython"):
+        return None, None
+    args = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
+    if func.attr in SHELL:
+        return func.attr, None
+    if func.attr == "run_line_magic" and len(args) == 2:
+        return str(args[0]), args[1] if isinstance(args[1], str) else None
+    if func.attr == "run_cell_magic" and len(args) == 3:
+        return str(args[0]), args[2] if isinstance(args[2], str) else None
+    return f"get_ipython().{func.attr}", None
 
 
 class Scan:
@@ -151,12 +213,9 @@ class Scan:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if meta.get("grade_id") in course_ids and not meta.get("solution"):
                 continue  # restored from the source by nbgrader: the course's code
-            try:
-                tree = ast.parse(_text(cell))
-            except SyntaxError:
-                continue  # it raises when run; nothing of it reaches a test
-            learner_trees.append((number, tree))
-            self._imports(tree)
+            for tree in self._parse(number, _text(cell)):
+                learner_trees.append((number, tree))
+                self._imports(tree)
         self.learner_bound = set()
         for _, tree in learner_trees:
             self.learner_bound |= _top_level_bound(tree)
@@ -164,6 +223,27 @@ class Scan:
             self._read(number, tree)
 
     # -- reading ---------------------------------------------------------------------------
+    def _parse(self, number: int, text: str, depth: int = 0) -> list[ast.Module]:
+        """The cell's code, and the code its %time/%timeit magics run."""
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return []  # it raises when run; nothing of it reaches a test
+        trees = [tree]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            magic, code = _magic_code(node)
+            if magic is None or magic in SHELL or magic in HARMLESS_MAGICS:
+                continue
+            line = getattr(node, "lineno", 1)
+            if magic in CODE_MAGICS and code is not None and depth < 3:
+                code = "\n".join(w for w in code.split("\n") if not w.startswith("-"))
+                trees += self._parse(number, code, depth + 1)
+            else:
+                self.tampering.append(Finding(f"the magic `%{magic}`", number, line))
+        return trees
+
     def _imports(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -245,6 +325,11 @@ class Scan:
         return full is not None and full.startswith(("torch.ops", "torch._"))
 
     def _tamper(self, number: int, stmt: ast.stmt) -> None:
+        magic_names = {  # get_ipython() of a magic or shell call: _parse judges those
+            id(n.func.value.func)  # type: ignore[attr-defined]
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and _magic_code(n)[0] is not None
+        }
         for node in ast.walk(stmt):
             line = getattr(node, "lineno", stmt.lineno)
             targets: list[ast.expr] = []
@@ -274,8 +359,14 @@ class Scan:
                         self.tampering.append(
                             Finding("`setattr` on something not yours", number, line)
                         )
-            if isinstance(node, ast.Name) and (
-                node.id in HISTORY_NAMES or HISTORY_NAME.match(node.id) or node.id == "__builtins__"
+            if (
+                isinstance(node, ast.Name)
+                and id(node) not in magic_names
+                and (
+                    node.id in HISTORY_NAMES
+                    or HISTORY_NAME.match(node.id)
+                    or node.id == "__builtins__"
+                )
             ):
                 self.tampering.append(Finding(f"`{node.id}`", number, line))
             if (
@@ -287,8 +378,16 @@ class Scan:
                     self.tampering.append(Finding(f"`{ast.unparse(node)}`", number, line))
             if isinstance(node, ast.Import | ast.ImportFrom):
                 for module in _imported_modules(node):
-                    if _escape_module(module):
+                    top = module.split(".")[0]
+                    if _escape_module(module) or top not in IMPORTABLE:
                         self.tampering.append(Finding(f"`import {module}`", number, line))
+            if isinstance(node, ast.Call):
+                for k in node.keywords:
+                    unsafe = (k.arg == "weights_only" and _is_constant(k.value, False)) or (
+                        k.arg == "allow_pickle" and _is_constant(k.value, True)
+                    )
+                    if unsafe:  # loading a pickle runs whatever code it names
+                        self.tampering.append(Finding(f"`{k.arg}={k.value.value}`", number, line))  # type: ignore[attr-defined]
             if isinstance(node, ast.Attribute):
                 full = self.dotted(node)
                 if full and _escape_module(full):
@@ -301,7 +400,9 @@ class Scan:
         if start is None:
             try:
                 tree = ast.parse(self.forms.get(grade_id, ""))
-                start = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+                own = {n.id for n in names if isinstance(n.ctx, ast.Store)}  # the test's own
+                start = {n.id for n in names if n.id not in own}
             except SyntaxError:
                 start = set()
         todo = [n for n in start if n in self.bindings]
@@ -383,6 +484,10 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
         if used.split(".")[0] == f.split(".")[0]:  # torch.special.softmax for torch.softmax
             return f
     return None
+
+
+def _is_constant(node: ast.AST, value: object) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
 
 
 def _is_name(node: ast.AST, name: str) -> bool:

@@ -24,7 +24,13 @@ from course.entries import (
     top_folders,
     zip_entries,
 )
-from course.students import assign_ids, load_students, save_students, student_key
+from course.students import (
+    assign_ids,
+    load_students,
+    save_students,
+    spreadsheet_safe,
+    student_key,
+)
 
 
 @dataclass
@@ -298,14 +304,14 @@ def _write_reports(reports: Path, report: list[CollectRow], stamp: str) -> list[
     with (reports / "collect.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=COLLECT_COLUMNS)
         w.writeheader()
-        w.writerows(asdict(r) for r in report)
+        w.writerows(_safe_row(asdict(r)) for r in report)
     history = reports / "collect_history.csv"
     fresh = not history.exists() or history.stat().st_size == 0
     with history.open("a", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=["collected_at", *COLLECT_COLUMNS])
         if fresh:
             w.writeheader()
-        w.writerows({"collected_at": stamp, **asdict(r)} for r in report)
+        w.writerows(_safe_row({"collected_at": stamp, **asdict(r)}) for r in report)
     rejected = [
         Rejected(r.student_id, r.assignment, r.file, r.reason, r.kept_as)
         for r in report
@@ -314,5 +320,16 @@ def _write_reports(reports: Path, report: list[CollectRow], stamp: str) -> list[
     with (reports / "collect_rejected.csv").open("w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
         out.writerow(["student", "assignment", "file", "reason", "kept_as"])
-        out.writerows([[r.student, r.assignment, r.file, r.reason, r.kept_as] for r in rejected])
+        out.writerows(
+            [
+                spreadsheet_safe(str(v))
+                for v in (r.student, r.assignment, r.file, r.reason, r.kept_as)
+            ]
+            for r in rejected
+        )
     return rejected
+
+
+def _safe_row(row: dict) -> dict:
+    """A report row whose text cells a spreadsheet shows as text (a learner names the folders)."""
+    return {k: spreadsheet_safe(v) if isinstance(v, str) else v for k, v in row.items()}

@@ -39,6 +39,20 @@ def student_slug(name: str) -> str:
     return slug or "s_" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text: a cell starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return would be run as a formula, so it gets a ``'``."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def from_spreadsheet(text: str) -> str:
+    """What :func:`spreadsheet_safe` wrote, read back."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
+
+
 def load_students(root: Path) -> dict[str, str]:
     """students.csv as {key of the name: student id}; the first row of a key wins."""
     path = root / "students.csv"
@@ -56,7 +70,7 @@ def load_students(root: Path) -> dict[str, str]:
                     f"{path} line {line}: {sid!r} is not a usable student id "
                     "(lowercase ASCII letters, digits, '_', '.', '-')"
                 )
-            ids.setdefault(student_key(row["name"] or ""), sid)
+            ids.setdefault(student_key(from_spreadsheet(row["name"] or "")), sid)
     return ids
 
 
@@ -98,4 +112,4 @@ def save_students(root: Path, new: list[tuple[str, str]]) -> None:
         w = csv.writer(f)
         if fresh:
             w.writerow(["student_id", "name"])
-        w.writerows(new)
+        w.writerows((sid, spreadsheet_safe(name)) for sid, name in new)

@@ -503,3 +503,17 @@ def test_a_notebook_nested_too_deeply_is_rejected_by_name_and_the_rest_collected
     (r,) = collect(src, Course(root))
     assert r.student == "aaron" and "nested too deeply" in r.reason
     assert submitted(root, "bob") == GOOD and submitted(root, "zoe") == OTHER
+
+
+def test_names_that_look_like_formulas_are_written_as_text(tmp_path):
+    """A folder named ``=HYPERLINK(...)`` is kept as text in every CSV the instructor opens in
+    a spreadsheet, and students.csv still gives it the same id on the next collect."""
+    from course.students import assign_ids, load_students, save_students
+
+    name = '=HYPERLINK("http://x","click")'
+    ids: dict[str, str] = {}
+    new = assign_ids([name, "+1", "alice"], ids)
+    save_students(tmp_path, new)
+    text = (tmp_path / "students.csv").read_text(encoding="utf-8")
+    assert "'=HYPERLINK" in text and "'+1" in text and ",alice" in text
+    assert load_students(tmp_path) == ids

@@ -313,6 +313,19 @@ def forge(lines):
 
 get_ipython().input_transformers_cleanup.append(forge)
 """
+DISPLAY_IDS = """
+import IPython.display as shown
+
+_publish, _count = shown.publish_display_data, [0]
+
+
+def publish(data, metadata=None, source=None, *, transient=None, **kwargs):
+    _count[0] += 1
+    return _publish(data, metadata, transient={"display_id": f"record-{_count[0]}"}, **kwargs)
+
+
+shown.publish_display_data = publish
+"""
 PROBE = """
 import importlib.util
 
@@ -462,6 +475,45 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         "KeyboardInterrupt inside padding_mask",
     )
     out["probe"] = (insert_cell(read(source(A1)), "imports", PROBE), "looks for the grader")
+    # Issue 22: answers the kernel no longer holds, the monitor gone around or switched off.
+    out["answers_by_name"] = (
+        mutate(read(source(A1)), "    x = np.asarray(x)", "    return _plain_softmax(x, axis)"),
+        "softmax calls the plain softmax a hidden test cell used to define",
+    )
+    out["answers_by_frame"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x)",
+            "    import sys\n\n    return sys._getframe(2).f_globals['_plain_softmax'](x, axis)",
+        ),
+        "softmax looks for the test's reference through the caller's frame",
+    )
+    out["ops_softmax"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x)",
+            "    t = torch.as_tensor(np.asarray(x, dtype=float))\n"
+            "    return torch.ops.aten._softmax(t, axis, False).numpy()",
+        ),
+        "torch.ops.aten._softmax, which the in-kernel monitor does not see",
+    )
+    out["monitor_off"] = (
+        insert_cell(
+            mutate(
+                read(source(A1)),
+                "    x = np.asarray(x)",
+                "    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()",
+            ),
+            "imports",
+            "import helpers.checks as hc\n\n"
+            "hc._call_watched = lambda fn, args, kwargs, forbidden, hits: fn(*args, **kwargs)",
+        ),
+        "switches the in-kernel monitor off, then calls torch.softmax",
+    )
+    out["display_ids"] = (
+        insert_cell(read(source(A1)), "imports", DISPLAY_IDS),
+        "every record gets a display id, so that a later cell could rewrite it",
+    )
     own = read(source(A1))
     for old, new in OWN_WAY.items():
         own = mutate(own, old, new)
@@ -542,7 +594,8 @@ def test_calling_reference_or_builtin_loses_points(adversarial_class):
         ("reference", 9),
         ("builtin", 11),
         ("builtin_map", 11),
-        ("builtin_unset", 11),
+        ("builtin_unset", 22),  # sys.setprofile: the grader's reading fails every test
+        ("ops_softmax", 11),  # torch.ops: the grader's reading of the source sees it
     ):
         r = adv[student]
         assert r.score == r.max_score - lost, (student, r)
@@ -563,6 +616,44 @@ def test_in_process_tricks_on_an_untouched_exercise_score_zero(adversarial_class
     assert r.status == "ok" and r.score == 0, r
 
 
+def verdict_text(root: Path, student: str) -> str:
+    nb = read(root / "autograded" / student / A1 / source(A1).name)
+    return "\n".join(
+        str(o.get("evalue", "")) + "".join(o.get("text", ""))
+        for c in nb["cells"]
+        for o in c.get("outputs", [])
+    )
+
+
+def test_the_kernel_holds_no_answers(adversarial_class):
+    """The hidden tests' reference softmax is not in the kernel (the call fails on its name),
+    and the grader's reading names it too: the tests that call softmax score 0."""
+    root, adv = adversarial_class
+    r = adv["answers_by_name"]
+    assert r.status == "ok" and r.score == 22 - 11, r
+    text = verdict_text(root, "answers_by_name")
+    assert "name '_plain_softmax' is not defined" in text, text
+    r = adv["answers_by_frame"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "sys._getframe" in verdict_text(root, "answers_by_frame")
+
+
+def test_the_monitor_switched_off_changes_nothing(adversarial_class):
+    root, adv = adversarial_class
+    r = adv["monitor_off"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "import helpers.checks" in verdict_text(root, "monitor_off")
+
+
+def test_records_that_could_be_rewritten_fail(adversarial_class):
+    """Records published with a display id fail their test in the executor (before the
+    grader's reading of the source, which also names the IPython import)."""
+    root, adv = adversarial_class
+    r = adv["display_ids"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "published with a display id" in verdict_text(root, "display_ids")
+
+
 def test_exits_from_inside_a_function_cost_only_their_tests(adversarial_class):
     adv = adversarial_class[1]
     assert adv["sysexit"].status == "ok" and adv["sysexit"].score == 22 - 9, adv["sysexit"]
@@ -576,7 +667,7 @@ def test_correct_solutions_written_differently_keep_full_marks(adversarial_class
 
 def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
     root, adv = adversarial_class
-    assert adv["probe"].score == 22
+    assert adv["probe"].score == 0  # importlib reaches into the interpreter: every test fails
     nb = read(root / "autograded" / "probe" / A1 / source(A1).name)
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "autograder: None" in text and "grading: None" in text, text

@@ -1,0 +1,110 @@
+"""The grader's reading of a learner's code (autograder/scan.py), case by case."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.scan import Scan
+from helpers.checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = json.loads((REPO / "solutions/01_attention/attention.ipynb").read_text("utf-8"))
+SOFTMAX_REFS = [{"kind": "calls", "forbidden": list(SOFTMAX_BUILTINS), "called": "softmax"}]
+SDPA_REFS = [
+    {
+        "kind": "calls",
+        "forbidden": list(ATTENTION_BUILTINS),
+        "called": "scaled_dot_product_attention",
+    }
+]
+SOFTMAX_BODY = "    x = np.asarray(x)"
+
+
+def learner(replace: str = SOFTMAX_BODY, by: str = SOFTMAX_BODY, extra: str = "") -> dict:
+    """The solution notebook as a learner's: a line of softmax replaced, a cell added."""
+    nb = json.loads(json.dumps(SOURCE))
+    hits = 0
+    for cell in nb["cells"]:
+        text = "".join(cell["source"])
+        if replace in text and cell["metadata"].get("nbgrader", {}).get("solution"):
+            cell["source"] = text.replace(replace, by)
+            hits += 1
+    assert hits == 1
+    if extra:
+        nb["cells"].insert(2, {"cell_type": "code", "metadata": {}, "source": extra})
+    return nb
+
+
+def problem(nb: dict, grade_id: str = "test_softmax", refs=None) -> str | None:
+    return Scan(nb, SOURCE).problem(grade_id, SOFTMAX_REFS if refs is None else refs)
+
+
+def test_the_solution_and_scratch_comparisons_pass():
+    nb = learner(extra="import torch\nprint(torch.softmax(torch.ones(3), 0))\n%time y = 1\n!ls\n")
+    for grade_id in ("test_softmax", "test_attention_numpy", "test_sdpa", "test_dtypes"):
+        assert problem(nb, grade_id) is None, grade_id
+    # the solution's attention uses torch.softmax: allowed where only attention is forbidden
+    assert problem(nb, "test_sdpa", SDPA_REFS) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()",
+        "    import torch.nn.functional as F\n    return F.softmax(torch.as_tensor(x), axis)",
+        "    from torch import softmax as s\n    return s(torch.as_tensor(x), axis).numpy()",
+        "    return torch.as_tensor(x).softmax(axis).numpy()",
+        "    return getattr(torch, 'softmax')(torch.as_tensor(x), axis).numpy()",
+        "    return torch.special.softmax(torch.as_tensor(x), axis).numpy()",
+        "    return helper(x, axis)",  # through a function of the learner's own
+    ],
+)
+def test_forbidden_built_ins_under_any_name(body):
+    extra = "import torch\ndef helper(x, axis):\n    return torch.nn.functional.softmax(x, axis)\n"
+    message = problem(learner(by=body, extra=extra))
+    assert message and "does the job this exercise asks you to write" in message, body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return torch._softmax(torch.as_tensor(x), axis, False).numpy()",
+        "    return torch.ops.aten._softmax(torch.as_tensor(x), axis, False).numpy()",
+        "    return getattr(torch, 'soft' + 'max')(torch.as_tensor(x), axis).numpy()",
+        "    return _plain_softmax(x, axis)",  # a name only a hidden test cell sets
+        "    return big_raw",
+    ],
+)
+def test_private_names_computed_names_and_test_variables(body):
+    assert problem(learner(by=body)) is not None, body
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "import helpers.checks as hc\nhc._call_watched = lambda fn, a, k, f, h: fn(*a, **k)",
+        "import torch\ntorch.softmax = lambda *a, **k: None",
+        "import sys\nframe = sys._getframe(0)",
+        "import gc\nobjs = gc.get_objects()",
+        "import inspect",
+        "exec('x = 1')",
+        "values = globals()",
+        "source = In[3]",
+        "get_ipython().user_ns",
+        "%run evil.py",
+        "%time import gc",
+        "import evil",
+        "import torch\nm = torch.load('w.pt', weights_only=False)",
+        "x = (1).__class__.__subclasses__()",
+        "import threading",
+        "import builtins",
+        "import torch.ops",
+    ],
+)
+def test_tampering_anywhere_fails_every_test(cell):
+    message = problem(learner(extra=cell))
+    assert message and "every test scores 0" in message, cell
+    assert problem(learner(extra=cell), "test_causal_mask", []) == message
