@@ -31,14 +31,18 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPrep
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
     GetGrades,
     IgnorePattern,
     LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
 from autograder import stamp
-from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback, Verdicts
+from autograder.nbgrader_plugins import LimitedExecute, RestoreCells, SafeFeedback, Verdicts
 from course import config
 
 stamp("config")  # AFZ_TIMING (benchmarks/grading_cost.py): nbgrader started and imported
@@ -67,8 +71,19 @@ c.ClearHiddenTests.begin_test_delimeter = "BEGIN HIDDEN TESTS"
 c.ClearHiddenTests.end_test_delimeter = "END HIDDEN TESTS"
 c.ClearOutput.remove_metadata_fields = ["collapsed", "scrolled", "execution"]
 
-# Autograding: put back deleted test cells (and reset edited ones to the source version).
+# Autograding: first the submission is rebuilt on the released cells (moved, copied, changed
+# or lost test cells and metadata: autograder/restore.py), then nbgrader's own steps put back
+# deleted test cells and reset edited ones to the source version.
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    RestoreCells,
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+c.RestoreCells.release_directory = str(course.root / config.RELEASE)
 
 # Every cell gets a time limit; a cell over it is interrupted and graded as an error.
 c.Execute.timeout = int(os.environ.get("AFZ_CELL_TIMEOUT", "180"))

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autograder import kernel_form, pieces, replay, scan, verdicts
+from autograder import kernel_form, pieces, replay, restore, scan, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = 120
@@ -63,6 +63,9 @@ def grade(
     with tempfile.TemporaryDirectory(prefix="afz-dry-") as tmp:
         staging = Path(tmp) / "path"
         pieces.filtered_copy(ROOT / "helpers", staging / "helpers", assignment)
+        # cells put back as released (the source has the same test and read-only cells)
+        layout = json.loads(source.read_text("utf-8"))
+        notebooks = {n: restore.restore(nb, layout)[0] for n, nb in notebooks.items()}
         todo = Path(tmp) / "notebooks.json"
         todo.write_text(json.dumps(notebooks), encoding="utf-8")
         out = Path(tmp) / "outputs.json"
@@ -89,7 +92,11 @@ def grade(
         reading = scan.Scan(nb, source_nb)
         judged = {
             g: verdicts.judge_test(
-                g, refs.get(g, []), cells.get(g, []), static=reading.problem(g, refs.get(g, []))
+                g,
+                refs.get(g, []),
+                cells.get(g, []),
+                refused=reading.refusal(),
+                static=reading.problem(g, refs.get(g, [])),
             )
             for g in points
         }

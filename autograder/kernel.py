@@ -26,11 +26,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from . import pieces, sandbox, stamp
+from . import pieces, sandbox, seccomp, stamp
 from .replay import KERNEL_SETTINGS
 
 MAX_COPY_FILES = 50
@@ -75,11 +76,19 @@ def _record(state_dir: str | None, name: str, **data) -> None:
     path.write_text(json.dumps({**old, **data}))
 
 
+def grading() -> bool:
+    """Whether nbgrader runs this kernel to grade (``autograde``), not to ``validate``."""
+    return os.environ.get("NBGRADER_EXECUTION", "autograde") == "autograde"
+
+
 def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
     sandbox.set_rlimits(limits)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ["HELPERS_CHECKS"] = "record"
+    if grading():
+        os.environ["HELPERS_CHECKS"] = "record"
+    else:
+        os.environ.pop("HELPERS_CHECKS", None)
     real = helpers_dir()
     if real is not None:  # the filtered copy first on the path (it outlives this process)
         staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=os.environ.get("AFZ_SANDBOX_STATE")))
@@ -108,19 +117,27 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
 
     # The kernel's sockets live in a private folder, mounted at /run/kernel inside; links at
     # the paths the client expects point to them. The client's runtime folder (which may hold
-    # other kernels' connection files and keys) is never mounted.
-    private = Path(tempfile.mkdtemp(prefix="afz-k-"))
-    staging = Path(tempfile.mkdtemp(prefix="afz-h-"))  # this kernel's copy of helpers
-    os.chmod(private, 0o700)
-    os.chown(private, uid, uid)
+    # other kernels' connection files and keys) is never mounted. Once the kernel has made
+    # its sockets the folder becomes root's (``_seal``): the only folder of the grader's disk
+    # the kernel could write into takes nothing more.
     inside = "/run/kernel"
-    (private / "connection.json").write_text(json.dumps({**info, "ip": f"{inside}/ipc"}))
     links = [Path(f"{ip}-{port}") for port in ports]
-    for port, link in zip(ports, links, strict=True):
-        link.unlink(missing_ok=True)
-        link.symlink_to(private / f"ipc-{port}")
-
-    cgroup = sandbox.Cgroup.create(name, limits)
+    private = staging = None
+    try:  # a failure here is the grader's (a full disk, say): the submission is graded again
+        private = Path(tempfile.mkdtemp(prefix="afz-k-"))
+        staging = Path(tempfile.mkdtemp(prefix="afz-h-"))  # this kernel's copy of helpers
+        os.chmod(private, 0o700)
+        (private / "connection.json").write_text(json.dumps({**info, "ip": f"{inside}/ipc"}))
+        os.chown(private, uid, uid)
+        for port, link in zip(ports, links, strict=True):
+            link.unlink(missing_ok=True)
+            link.symlink_to(private / f"ipc-{port}")
+        cgroup = sandbox.Cgroup.create(name, limits)
+    except OSError as err:
+        for path in (private, staging):
+            if path is not None:
+                remove_tree(path)
+        return _fail(f"the grader's machine could not prepare the kernel: {err}")
     _record(
         state_dir,
         name,
@@ -139,6 +156,10 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             files.append((fd, f"{sandbox.WORK}/{path.relative_to(cwd).as_posix()}"))
         passwd = sandbox.passwd_fd(uid)
         fds.append(passwd)
+        rules = seccomp.program()
+        filter_fd = sandbox.data_fd(rules) if rules is not None else None
+        if filter_fd is not None:
+            fds.append(filter_fd)
         env = {
             "HOME": sandbox.HOME,
             "USER": "learner",
@@ -151,7 +172,9 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-            "HELPERS_CHECKS": "record",  # test cells hand results out; the grader judges
+            # autograde: test cells hand results out and the grader judges; validate: the
+            # visible checks judge at once, as in the learner's own Jupyter
+            **({"HELPERS_CHECKS": "record"} if grading() else {}),
             # PyTorch's kernels as in the grader's replay of the solution (AVX2 on an AVX-512
             # CPU, say), so that a right answer gives the solution's values to the last bit.
             **{k: os.environ[k] for k in KERNEL_SETTINGS if k in os.environ},
@@ -162,11 +185,16 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             command,
             uid=uid,
             limits=limits,
-            read_only=[*sandbox.python_paths(), *helpers_mounts(staging, Path.cwd().name)],
+            read_only=[
+                *sandbox.python_paths(),
+                *helpers_mounts(staging, Path.cwd().name),
+                *judge_mounts(staging),
+            ],
             writable=[(str(private), inside)],
             files=files,
             ro_data=[(passwd, "/etc/passwd")],
             env=env,
+            seccomp_fd=filter_fd,
         )
 
         def enter_limits() -> None:  # in the child, before bwrap starts: all it forks inherits
@@ -196,11 +224,16 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         _ending["sandbox"] = proc
         if _ending["now"]:  # SIGTERM came while the sandbox was being set up
             proc.kill()
+        threading.Thread(target=_seal, args=(private, ports, proc), daemon=True).start()
         reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
         reader.start()
         rc = proc.wait()
         stamp("sandbox exited")
         reader.join(timeout=2)
+        if rc != 0 and not _ending["now"]:
+            trouble = grader_trouble()
+            if trouble:  # the kernel died, and the grader's machine was failing: not the learner
+                _fail(trouble)
         return rc
     finally:
         for fd in fds:
@@ -213,9 +246,57 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         _record(state_dir, name, oom_killed=oom, finished=True)
         for link in links:
             link.unlink(missing_ok=True)
-        shutil.rmtree(private, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(private)
+        remove_tree(staging)
         stamp("launcher done")
+
+
+def _seal(folder: Path, ports: list[int], proc: subprocess.Popen, wait: float = 120.0) -> None:
+    """Give ``folder`` to root once the kernel's sockets are in it (or it ended)."""
+    wanted = [folder / f"ipc-{port}" for port in ports]
+    deadline = time.monotonic() + wait
+    while proc.poll() is None and time.monotonic() < deadline:
+        if all(os.path.lexists(w) for w in wanted):
+            break
+        time.sleep(0.002)
+    for change in (lambda: os.chown(folder, 0, 0), lambda: os.chmod(folder, 0o555)):
+        try:
+            change()
+        except OSError:
+            pass  # not root (the kernel runs as the grader's uid), or the folder is gone
+
+
+MIN_FREE_MB = 64  # below this, the grader's own disk is failing
+
+
+def grader_trouble() -> str | None:
+    """Why the grader's machine, not the notebook, may have ended a kernel (a full disk)."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    for folder in {tempfile.gettempdir(), jupyter_runtime_dir()}:
+        if not os.path.isdir(folder):
+            continue
+        try:
+            free = shutil.disk_usage(folder).free // (1024 * 1024)
+        except OSError as err:
+            return f"the grader's folder {folder} cannot be read ({err})"
+        if free < MIN_FREE_MB:
+            return f"the grader's disk is full ({free} MiB free in {folder})"
+    return None
+
+
+def remove_tree(path: Path | None) -> None:
+    """Remove ``path`` whatever its depth (``shutil.rmtree`` recurses, and a tree deeper than
+    Python's recursion limit would stay)."""
+    if path is None or not os.path.lexists(path):
+        return
+    try:
+        os.chmod(path, 0o700)  # a sealed folder (``_seal``)
+        shutil.rmtree(path, ignore_errors=True)
+    except (RecursionError, OSError):
+        pass
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], check=False)
 
 
 def helpers_dir() -> Path | None:
@@ -236,6 +317,20 @@ def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
         return []
     copy = pieces.filtered_copy(real, staging / "helpers", assignment)
     return [(str(copy), str(real))]
+
+
+def judge_mounts(staging: Path) -> list[tuple[str, str]]:
+    """For ``validate`` only: the comparison of ``autograder/verdicts.py`` (and nothing else of
+    the grader), so that the visible checks judge at once as in the learner's own Jupyter.
+    While grading, no file of the grader is in the sandbox."""
+    if grading():
+        return []
+    here = Path(__file__).resolve().parent
+    copy = staging / "autograder"
+    copy.mkdir(parents=True, exist_ok=True)
+    (copy / "__init__.py").write_text('"""Only the comparison, for validate."""\n')
+    shutil.copy2(here / "verdicts.py", copy / "verdicts.py")
+    return [(str(copy), str(here))]
 
 
 # SIGTERM (from the client once the last cell has replied, or because nbgrader died) ends the

@@ -9,14 +9,16 @@
 - ``Verdicts``: run right after execution. It replaces the outputs of every test cell with
   the verdict that ``autograder/verdicts.py`` reaches, in this process, from the check
   records the cell handed out and the solution's values (``autograder/replay.py``).
-- ``SafeFeedback``: run before the HTML feedback is written. Test cells show only their
-  visible part; errors show only their type and message (the teaching message), never a
-  traceback (which quotes hidden test lines and the grader's paths); every output line that
+- ``SafeFeedback``: run before the HTML feedback is written. The outputs of the learner's own
+  cells are not shown (a note stands in their place: feedback is a verdict, not a window
+  through which a notebook could send out what it read). Test cells show only their visible
+  part and their verdict; errors show only their type and message (the teaching message),
+  never a traceback (which quotes hidden test lines and the grader's paths); every line that
   repeats a hidden-test or solution line of the source notebook is replaced; the course's
   and the Python installation's paths are replaced. ``AFZ_FEEDBACK_SHOW_HIDDEN=1`` keeps the
-  hidden tests' code in the test cells (e.g. after the deadline). Outputs keep only text and
-  raster images (``INERT_OUTPUTS``), and Markdown cells show raw HTML as text, so that nothing
-  a notebook wrote runs in the browser that opens its feedback.
+  hidden tests' code in the test cells (e.g. after the deadline). What is kept is text only
+  (``INERT_OUTPUTS``), and Markdown cells show raw HTML as text, so that nothing a notebook
+  wrote runs in the browser that opens its feedback.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ MAX_MESSAGE = 2000  # characters of an error message kept in feedback
 INERT_OUTPUTS = frozenset({"text/plain", "image/png", "image/jpeg"})
 TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # what starts an HTML tag; "<=" is left alone
 ACTIVE_NOTE = "[an output of a type that feedback does not show (HTML, JavaScript, SVG, ...)]"
+OWN_OUTPUTS_NOTE = (
+    "[the outputs of your own cells are not part of feedback; run your notebook to see them]\n"
+)
 # Written into the <head> of every feedback page (course/reports.py): no script, no frame, no
 # form, no request anywhere; inline styles and data: images only. A learner's output that
 # slipped past SafeFeedback would still run nothing in the browser that opens the page.
@@ -199,6 +204,32 @@ class LimitedExecute(Execute):
         return super().output(outs, msg, display_id, cell_index)
 
 
+class RestoreCells(NbGraderPreprocessor):
+    """Before nbgrader's own checks: the submission rebuilt on the released notebook's cells
+    (``autograder/restore.py``), so that a moved, copied or changed cell costs at most its
+    test, never the whole notebook."""
+
+    release_directory = Unicode("", help="nbgrader's release folder (exercises/)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        import nbformat
+
+        from autograder.restore import restore
+
+        info = resources.get("nbgrader", {})
+        path = (
+            Path(self.release_directory)
+            / info.get("assignment", "")
+            / (info.get("notebook", "") + ".ipynb")
+        )
+        release = json.loads(path.read_text(encoding="utf-8"))
+        restored, notes = restore(json.loads(json.dumps(nb)), release)
+        if notes:
+            self.log.warning("cells put back as released: %s", "; ".join(notes))
+        # read back as nbformat reads a file (sources as one string, not a list of lines)
+        return nbformat.reads(json.dumps(restored), as_version=4), resources
+
+
 class Verdicts(NbGraderPreprocessor):
     source_directory = Unicode("", help="nbgrader's source folder (solutions/)").tag(config=True)
 
@@ -221,6 +252,7 @@ class Verdicts(NbGraderPreprocessor):
                 expected.get(grade_id, []),
                 cell.get("outputs", []),
                 tampered=resources.get(TAMPERED, {}).get(grade_id),
+                refused=reading.refusal(),
                 static=reading.problem(grade_id, expected.get(grade_id, [])),
             )
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
@@ -297,7 +329,8 @@ class SafeFeedback(NbGraderPreprocessor):
             self._secret = secret_lines(json.loads(source.read_text()))
         except (OSError, ValueError):
             self._secret = set()
-        self._long_secrets = [x for x in self._secret if len(x) >= 12]
+        long_secrets = sorted((x for x in self._secret if len(x) >= 12), key=len, reverse=True)
+        self._long = re.compile("|".join(map(re.escape, long_secrets))) if long_secrets else None
         paths = [p for p in self.course_paths.split(os.pathsep) if p]
         paths += [sys.prefix, sys.base_prefix, str(Path(sys.base_prefix).resolve())]
         self._paths = sorted({p for p in paths if len(p) > 1}, key=len, reverse=True)
@@ -309,7 +342,7 @@ class SafeFeedback(NbGraderPreprocessor):
         lines = []
         for line in text.split("\n"):
             s = line.strip()
-            if s and (s in self._secret or any(x in line for x in self._long_secrets)):
+            if s and (s in self._secret or (self._long and self._long.search(line))):
                 line = REDACTED
             lines.append(line)
         text = "\n".join(lines)
@@ -327,6 +360,12 @@ class SafeFeedback(NbGraderPreprocessor):
             cell.source = TAG_START.sub("&lt;", self._redact(cell.source))
             cell.pop("attachments", None)
         if cell.cell_type != "code":
+            return
+        if not is_test:  # feedback is a verdict: what a learner's cell printed is not shown
+            if cell.get("outputs"):
+                cell.outputs = [
+                    NotebookNode(output_type="stream", name="stdout", text=OWN_OUTPUTS_NOTE)
+                ]
             return
         for out in cell.get("outputs", []):
             if out.output_type == "error":

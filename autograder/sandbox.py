@@ -280,6 +280,7 @@ def bwrap_argv(
     files: Sequence[tuple[int, str]] = (),
     ro_data: Sequence[tuple[int, str]] = (),
     env: dict[str, str] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line that runs ``command`` as ``uid`` inside a fresh sandbox.
 
@@ -288,6 +289,7 @@ def bwrap_argv(
     files: (open file descriptor, sandbox path): copied into the sandbox's tmpfs home.
     ro_data: (file descriptor, sandbox path): read-only files made from data (``data_fd``).
     env: the whole environment inside (nothing of the caller's is passed on).
+    seccomp_fd: a file descriptor holding the seccomp filter (``autograder/seccomp.py``).
     """
     bwrap, setpriv = bwrap_path(), setpriv_path()
     if not bwrap or not setpriv:
@@ -335,6 +337,8 @@ def bwrap_argv(
         argv += ["--perms", "0644", "--ro-bind-data", str(fd), inside]
     for key, value in (env or {}).items():
         argv += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", WORK, "--"]
     argv += [
         setpriv,

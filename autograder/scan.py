@@ -13,7 +13,8 @@ grader's process, where nothing the notebook does can reach it:
   test cell sets (an input's answer, a reference module), frames and their globals,
   private names of other objects (``torch._C``, ``torch._softmax``), ``torch.ops``;
 * **tampering**, anywhere in the learner's cells: assigning into a module or a class that
-  was imported (``torch.softmax = ...``, ``helpers.checks.Test = ...``), ``setattr`` on one,
+  was imported (``torch.softmax = ...``, ``helpers.checks.Test = ...``; importing
+  ``helpers.checks`` to run a test's code again is fine), ``setattr`` on one,
   ``exec``/``eval``/``compile``/``__import__``/``globals()``/``vars()``, modules that reach
   into the running interpreter (``sys._getframe``, ``gc``, ``inspect``, ``ctypes``,
   ``importlib``, ``threading``, ``builtins``, ``__main__``...), IPython's history (``In``,
@@ -61,8 +62,6 @@ ESCAPE_MODULES = (
     "asyncio",
     "signal",
     "weakref",
-    "helpers.checks",
-    "helpers.explain",
     "autograder",
     "torch.ops",
     "torch._C",
@@ -418,8 +417,8 @@ class Scan:
                 todo.extend(n for n in binding.reads if n in self.bindings and n not in seen)
         return found
 
-    def problem(self, grade_id: str, refs: list[dict[str, Any]]) -> str | None:
-        """Why test ``grade_id`` fails on this reading (``None``: nothing found)."""
+    def refusal(self) -> str | None:
+        """Why every test fails (tampering anywhere), or ``None``."""
         if self.tampering:
             f = self.tampering[0]
             return (
@@ -428,6 +427,13 @@ class Scan:
                 "the tests). The grader cannot tell what such code changed, so every test "
                 "scores 0. Remove it; the exercises need none of it."
             )
+        return None
+
+    def problem(self, grade_id: str, refs: list[dict[str, Any]]) -> str | None:
+        """Why test ``grade_id`` fails on this reading (``None``: nothing found)."""
+        refused = self.refusal()
+        if refused:
+            return refused
         reached = self.reachable(grade_id)
         for binding in reached:
             for name, where in binding.test_reads:

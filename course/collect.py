@@ -8,6 +8,7 @@ reports/collect.csv (and appended to reports/collect_history.csv).
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import time
 import zipfile
@@ -26,8 +27,10 @@ from course.entries import (
 )
 from course.students import (
     assign_ids,
+    load_names,
     load_students,
     save_students,
+    spelling,
     spreadsheet_safe,
     student_key,
 )
@@ -79,9 +82,15 @@ def keep(
     used: set[Path],
     numbered: bool,
 ) -> str:
-    """Keep ``data`` under rejected/ without overwriting another file; its path from root."""
-    folder = root / "rejected" / (student or "_unknown") / (assignment or "_unknown")
+    """Keep ``data`` under rejected/ without overwriting another file; its path from root.
+
+    Private to the instructor (folders 0700, files 0600): what was rejected may be anything
+    a download held, another learner's work or a copy of a file it should not have had."""
+    top = root / "rejected"
+    folder = top / (student or "_unknown") / (assignment or "_unknown")
     folder.mkdir(parents=True, exist_ok=True)
+    for path in (top, folder.parent, folder):
+        path.chmod(0o700)
     n = 1
     while True:
         target = folder / (f"{n}-{name}" if numbered or n > 1 else name)
@@ -90,7 +99,10 @@ def keep(
         ):
             break
         n += 1
-    target.write_bytes(data)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    target.chmod(0o600)
     used.add(target)
     return target.relative_to(root).as_posix()
 
@@ -176,6 +188,26 @@ def collect(source: Path, course: Course, assignment: str | None = None) -> list
                 candidates.append((e, row))
             rows.append((e, row))
 
+        # Two spellings of one name ("ALICE" after "alice") are one key, so one id: a spelling
+        # other than the one students.csv holds is rejected, not merged into that submission.
+        spelled = load_names(root)
+        kept_candidates = []
+        for e, row in candidates:
+            key, written = student_key(row.name), spelling(row.name)
+            first = spelled.get(key, written)  # two spellings in one download: two files
+            if written == first:
+                kept_candidates.append((e, row))
+                continue
+            row.outcome = "rejected"
+            row.reason = (
+                f"the folder {row.name!r} and the folder {first!r} are two spellings of one "
+                f"student's name: nothing was replaced. If it is the same student, rename the "
+                f"folder to {first!r} and collect again; if not, give it a name of its own"
+            )
+            data, why = read(e, zf, limit)
+            if data is not None:
+                row.kept_as = keep(root, "_spellings", row.assignment, row.file, data, set(), True)
+        candidates = kept_candidates
         ids = load_students(root)
         new_students = assign_ids([row.name for _, row in candidates], ids)
         save_students(root, new_students)
@@ -271,11 +303,11 @@ def collect(source: Path, course: Course, assignment: str | None = None) -> list
             earlier = course.submitted / r.student_id / r.assignment
             if r.student_id and (r.student_id, r.assignment) not in taken and earlier.is_dir():
                 kept += f"; the earlier submitted/{r.student_id}/{r.assignment}/ stays"
-            print(f"REJECTED {r.source_path}: {r.reason} ({kept})")
+            print(terminal_safe(f"REJECTED {r.source_path}: {r.reason} ({kept})"))
         elif r.outcome == "skipped" and r.reason != "system file, ignored":
-            print(f"SKIPPED {r.source_path}: {r.reason}")
+            print(terminal_safe(f"SKIPPED {r.source_path}: {r.reason}"))
     for old, new in archived:
-        print(f"ARCHIVED {old}/ -> {new}/ (replaced by this collect)")
+        print(terminal_safe(f"ARCHIVED {old}/ -> {new}/ (replaced by this collect)"))
     print(
         f"collected {outcomes.count('accepted')} file(s) into {course.submitted} "
         f"({outcomes.count('unchanged')} unchanged); {outcomes.count('rejected')} rejected, "
@@ -333,3 +365,12 @@ def _write_reports(reports: Path, report: list[CollectRow], stamp: str) -> list[
 def _safe_row(row: dict) -> dict:
     """A report row whose text cells a spreadsheet shows as text (a learner names the folders)."""
     return {k: spreadsheet_safe(v) if isinstance(v, str) else v for k, v in row.items()}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters written as escapes: a folder name that holds an ANSI
+    sequence does not rewrite the instructor's terminal."""
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )

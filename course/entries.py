@@ -169,8 +169,42 @@ def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | 
     return data, ""
 
 
+# A notebook Jupyter saves holds a few thousand JSON lists and objects, a few levels deep; a
+# file of millions of them (``[[],[],...]``) costs gigabytes in every process that reads it.
+MAX_CONTAINERS = 200_000
+MAX_DEPTH = 64
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def shape_problem(data: bytes) -> str | None:
+    """Why the JSON text ``data`` has too many lists and objects, or nests them too deeply
+    (counted on the text, before anything reads it into memory)."""
+    bare = _STRING.sub(b"", data)  # brackets inside strings (printed tensors) do not count
+    opened = bare.count(b"[") + bare.count(b"{")
+    if opened > MAX_CONTAINERS:
+        return (
+            f"{opened:,} JSON lists and objects (a notebook has a few thousand; the limit is "
+            f"{MAX_CONTAINERS:,}): this is not a notebook as Jupyter saves it; ask for a fresh "
+            "download"
+        )
+    depth = deepest = 0
+    for m in _BRACKET.finditer(bare):
+        depth += 1 if m.group() in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        return (
+            f"JSON nested {deepest} levels deep (a notebook has fewer than 10; the limit is "
+            f"{MAX_DEPTH}): a notebook saved by Jupyter is never so; ask for a fresh download"
+        )
+    return None
+
+
 def check_notebook(data: bytes) -> str | None:
     """Why ``data`` is not a usable notebook, or None."""
+    problem = shape_problem(data)
+    if problem:
+        return problem
     try:
         nb = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:

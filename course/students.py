@@ -53,6 +53,24 @@ def from_spreadsheet(text: str) -> str:
     return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
 
 
+def spelling(name: str) -> str:
+    """How a name is written (NFC, outer spaces dropped): two spellings of one key differ."""
+    return unicodedata.normalize("NFC", name).strip()
+
+
+def load_names(root: Path) -> dict[str, str]:
+    """students.csv as {key of the name: the name as first written}."""
+    path = root / "students.csv"
+    if not path.exists():
+        return {}
+    names: dict[str, str] = {}
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        for row in csv.DictReader(f):
+            name = from_spreadsheet(row.get("name") or "")
+            names.setdefault(student_key(name), spelling(name))
+    return names
+
+
 def load_students(root: Path) -> dict[str, str]:
     """students.csv as {key of the name: student id}; the first row of a key wins."""
     path = root / "students.csv"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import re
 import unicodedata
 import warnings
@@ -149,15 +150,18 @@ def test_mapping_is_persisted_and_stable_across_collects(tmp_path):
     )
     collect(src1, Course(root))
     assert submitted(root, "zoe_w") == GOOD and not (root / "submitted/zoe_winter").exists()
-    # Another name with the same slug gets _2; the first name keeps its id, in any case.
+    # Another name with the same slug gets _2; another spelling of the first name is reported
+    # (not merged into José García's submission).
     src2 = make_folder(
         tmp_path / "w2", {f"Jose Garcia/{A1}/{NB}": OTHER, f"JOSÉ GARCÍA/{A1}/{NB}": OTHER}
     )
     collect(src2, Course(root))
     assert submitted(root, "jose_garcia_2") == OTHER
-    assert submitted(root, "jose_garcia") == OTHER  # the second collect of José García
-    ids = {r["name"]: r["student_id"] for r in report(root)}
-    assert ids == {"Jose Garcia": "jose_garcia_2", "JOSÉ GARCÍA": "jose_garcia"}
+    assert submitted(root, "jose_garcia") == GOOD  # the first collect's, untouched
+    rows = {r["name"]: r for r in report(root)}
+    assert rows["Jose Garcia"]["student_id"] == "jose_garcia_2"
+    assert rows["JOSÉ GARCÍA"]["outcome"] == "rejected"
+    assert "two spellings" in rows["JOSÉ GARCÍA"]["reason"]
     assert students(root) == [
         ("zoe_w", "Zoë Winter"),
         ("jose_garcia", "José García"),
@@ -205,14 +209,15 @@ def test_case_variants_in_one_zip_are_refused_as_two_files_and_both_kept(tmp_pat
     assert out.count("REJECTED") == 2 and "collected 1 file(s)" in out and "2 rejected" in out
 
 
-def test_case_variants_in_two_collects_are_one_student(tmp_path):
+def test_case_variants_in_two_collects_are_reported_not_merged(tmp_path):
     root = course_root(tmp_path / "course")
     collect(make_zip(tmp_path / "1.zip", [(f"E_case/{A1}/{NB}", GOOD)]), Course(root))
-    collect(make_zip(tmp_path / "2.zip", [(f"e_case/{A1}/{NB}", OTHER)]), Course(root))
+    (r,) = collect(make_zip(tmp_path / "2.zip", [(f"e_case/{A1}/{NB}", OTHER)]), Course(root))
+    assert "two spellings" in r.reason and "rename the folder to 'E_case'" in r.reason
     assert [p.name for p in (root / "submitted").iterdir()] == ["e_case"]
-    assert submitted(root, "e_case") == OTHER
-    (old,) = (root / "archive/e_case" / A1).iterdir()
-    assert (old / NB).read_bytes() == GOOD
+    assert submitted(root, "e_case") == GOOD  # not replaced
+    assert not (root / "archive").exists()
+    assert (root / r.kept_as).read_bytes() == OTHER
     assert students(root) == [("e_case", "E_case")]
 
 
@@ -501,8 +506,35 @@ def test_a_notebook_nested_too_deeply_is_rejected_by_name_and_the_rest_collected
         {f"aaron/{A1}/{NB}": deep, f"bob/{A1}/{NB}": GOOD, f"zoe/{A1}/{NB}": OTHER},
     )
     (r,) = collect(src, Course(root))
-    assert r.student == "aaron" and "nested too deeply" in r.reason
+    assert r.student == "aaron" and "JSON nested 100001 levels deep" in r.reason
     assert submitted(root, "bob") == GOOD and submitted(root, "zoe") == OTHER
+
+
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        # valid JSON, a valid notebook to nbformat, and gigabytes in every process reading it
+        (b'{"cells": [], "x": [' + b",".join([b"[]"] * 300_000) + b"]}", "JSON lists"),
+        (b'{"cells": [], "x": ' + b"[" * 200 + b"]" * 200 + b"}", "nested 201 levels"),
+    ],
+    ids=["many", "deep"],
+)
+def test_notebooks_too_big_in_elements_are_rejected_before_anything_reads_them(tmp_path, data, why):
+    from course.entries import check_notebook
+
+    assert why in (check_notebook(data) or "")
+    root = course_root(tmp_path / "course")
+    src = make_folder(tmp_path / "src", {f"aaron/{A1}/{NB}": data, f"bob/{A1}/{NB}": GOOD})
+    (r,) = collect(src, Course(root))
+    assert r.student == "aaron" and why in r.reason
+    assert submitted(root, "bob") == GOOD
+
+
+def test_brackets_inside_strings_do_not_count():
+    from course.entries import shape_problem
+
+    text = json.dumps({"cells": [{"source": "[" * 500_000, "outputs": [{"text": "{" * 9}]}]})
+    assert shape_problem(text.encode()) is None
 
 
 def test_names_that_look_like_formulas_are_written_as_text(tmp_path):
@@ -517,3 +549,31 @@ def test_names_that_look_like_formulas_are_written_as_text(tmp_path):
     text = (tmp_path / "students.csv").read_text(encoding="utf-8")
     assert "'=HYPERLINK" in text and "'+1" in text and ",alice" in text
     assert load_students(tmp_path) == ids
+
+
+def test_two_spellings_of_one_name_are_reported_not_merged(tmp_path, capsys):
+    """alice is collected; a later ALICE (and a second spelling in the same download) is
+    rejected with a message, and alice's submission stays as it was."""
+    root = course_root(tmp_path / "course")
+    collect(make_folder(tmp_path / "first", {f"alice/{A1}/{NB}": GOOD}), Course(root))
+    later = make_folder(tmp_path / "later", {f"ALICE/{A1}/{NB}": OTHER, f"bob/{A1}/{NB}": GOOD})
+    (r,) = collect(later, Course(root))
+    assert "two spellings" in r.reason and "'alice'" in r.reason, r
+    assert submitted(root, "alice") == GOOD and submitted(root, "bob") == GOOD
+    assert r.kept_as and (root / r.kept_as).read_bytes() == OTHER  # nothing is lost
+    both = make_folder(tmp_path / "both", {f"carol/{A1}/{NB}": GOOD, f"Carol/{A1}/{NB}": OTHER})
+    rejected = collect(both, Course(root))  # two spellings in one download: two files, none
+    assert len(rejected) == 2 and all("two files for student carol" in r.reason for r in rejected)
+    assert not (root / "submitted" / "carol").exists()
+
+
+def test_rejected_copies_are_private_and_names_are_printed_safely(tmp_path, capsys):
+    root = course_root(tmp_path / "course")
+    name = "eve\x1b]2;pwned\x07\x1b[2J"
+    src = make_folder(tmp_path / "src", {f"{name}/{A1}/{NB}": b"not json"})
+    (r,) = collect(src, Course(root))
+    kept = root / r.kept_as
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert (root / "rejected").stat().st_mode & 0o777 == 0o700
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out

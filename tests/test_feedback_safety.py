@@ -1,8 +1,9 @@
 """Feedback is a verdict, not a window: nothing a notebook wrote runs in the browser that opens
 its feedback page.
 
-Two layers: ``SafeFeedback`` (autograder/nbgrader_plugins.py) keeps only text and raster images
-of every output and shows a learner's raw HTML in Markdown as text; ``course.reports.seal``
+Two layers: ``SafeFeedback`` (autograder/nbgrader_plugins.py) shows none of the learner's own
+outputs, keeps only text of the test cells' verdicts and shows a learner's raw HTML in Markdown
+as text; ``course.reports.seal``
 puts a content security policy first in every feedback page, so that a script that slipped
 past the first layer would still not run. The attacked class of tests/test_sandbox.py runs
 both through the real ``python -m course feedback``.
@@ -18,7 +19,7 @@ import sys
 import nbformat
 import pytest
 
-from autograder.nbgrader_plugins import ACTIVE_NOTE, INERT_OUTPUTS, SafeFeedback
+from autograder.nbgrader_plugins import INERT_OUTPUTS, OWN_OUTPUTS_NOTE, SafeFeedback
 from course.reports import CSP_META, seal
 
 CHROMIUM = "/usr/bin/chromium"
@@ -52,17 +53,26 @@ def notebook_with_active_content() -> nbformat.NotebookNode:
     return nbformat.v4.new_notebook(cells=[md, code])
 
 
-def test_feedback_keeps_text_and_raster_images_only_and_shows_raw_html_as_text():
-    nb, _ = SafeFeedback().preprocess(notebook_with_active_content(), {})
-    md, code = nb.cells
+def test_feedback_shows_no_learner_output_and_raw_html_as_text():
+    nb = notebook_with_active_content()
+    test = nbformat.v4.new_code_cell("t = Test('test_x')")
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_x"}
+    verdict = {"data": {"image/svg+xml": "<svg/>", "text/plain": "a verdict"}}
+    test.outputs = [
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="x is wrong"),
+        nbformat.v4.new_output("display_data", **verdict),
+    ]
+    nb.cells.append(test)
+    nb, _ = SafeFeedback().preprocess(nb, {})
+    md, code, test = nb.cells
     assert "<script" not in md.source and "<img" not in md.source and "<svg" not in md.source
     assert "&lt;script>" in md.source and "`i <= j`" in md.source  # "<=" is not a tag
-    kinds = [set(out.data) for out in code.outputs]
-    assert all(k <= INERT_OUTPUTS for k in kinds), kinds
-    assert kinds == [{"text/plain"}, {"text/plain"}, {"text/plain"}, {"text/plain"},
-                     {"image/png", "text/plain"}]  # fmt: skip
-    assert code.outputs[0].data["text/plain"] == ACTIVE_NOTE
-    assert code.outputs[1].data["text/plain"] == "<JS>"  # its own text, shown as text
+    # the learner's outputs (HTML, JavaScript, SVG, Markdown, a PNG): one note instead
+    assert [o.get("text") for o in code.outputs] == [OWN_OUTPUTS_NOTE]
+    # a test cell keeps its verdict, as text
+    assert test.outputs[0].evalue == "x is wrong"
+    assert set(test.outputs[1].data) <= INERT_OUTPUTS
+    assert test.outputs[1].data["text/plain"] == "a verdict"
 
 
 def test_seal_puts_the_policy_first_in_the_head_once(tmp_path):

@@ -475,6 +475,7 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         "KeyboardInterrupt inside padding_mask",
     )
     out["probe"] = (insert_cell(read(source(A1)), "imports", PROBE), "looks for the grader")
+    out.update(accidents())
     # Issue 22: answers the kernel no longer holds, the monitor gone around or switched off.
     out["answers_by_name"] = (
         mutate(read(source(A1)), "    x = np.asarray(x)", "    return _plain_softmax(x, axis)"),
@@ -521,6 +522,74 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     out["good"] = (sol, "control: the solution")
     out["partial"] = (mutate(read(source(A1)), *MISTAKES[A1][0][1:]), "control: one mistake")
     return out
+
+
+def accidents() -> dict[str, tuple[dict, str]]:
+    """Honest learners whose JupyterLab changed cells and metadata; and one who raised points."""
+    import copy
+
+    def released_with_solutions() -> dict:
+        nb = read(exercise(A1))
+        code = {grade_id(c): c["source"] for c in read(source(A1))["cells"] if grade_id(c)}
+        for c in nb["cells"]:
+            if c["metadata"].get("nbgrader", {}).get("solution"):
+                c["source"] = code[grade_id(c)]
+        return nb
+
+    def edit(change) -> dict:
+        nb = released_with_solutions()
+        at = {grade_id(c): i for i, c in enumerate(nb["cells"]) if grade_id(c)}
+        change(nb["cells"], at)
+        return nb
+
+    def meta(cell: dict) -> dict:
+        return cell["metadata"]["nbgrader"]
+
+    def to_markdown(cell: dict) -> None:
+        cell["cell_type"] = "markdown"
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+    return {
+        "moved": (
+            edit(lambda c, at: c.insert(1, c.pop(at["test_softmax"]))),
+            "accident: test cell moved above the function it tests",
+        ),
+        "copied_test": (
+            edit(lambda c, at: c.append(copy.deepcopy(c[at["test_softmax"]]))),
+            "accident: a test cell copied with its metadata (a grade id twice)",
+        ),
+        "copied_solution": (
+            edit(lambda c, at: c.insert(at["softmax"] + 1, copy.deepcopy(c[at["softmax"]]))),
+            "accident: a solution cell copied with its metadata",
+        ),
+        "lost_flag": (
+            edit(lambda c, at: meta(c[at["test_softmax"]]).pop("grade")),
+            "accident: a test cell's metadata changed",
+        ),
+        "lost_metadata": (
+            edit(lambda c, at: c[at["softmax"]]["metadata"].pop("nbgrader")),
+            "accident: a solution cell lost its metadata",
+        ),
+        "renamed": (
+            edit(lambda c, at: meta(c[at["test_softmax"]]).update(grade_id="test_softmax_2")),
+            "accident: a test cell's grade id changed",
+        ),
+        "markdown": (
+            edit(lambda c, at: to_markdown(c[at["test_softmax"]])),
+            "accident: a test cell turned into Markdown",
+        ),
+        "raised_points": (
+            edit(
+                lambda c, at: meta(c[at["softmax"]]).update(grade=True, points=100, solution=True)
+            ),
+            "tampering: a solution cell made a graded cell of 100 points",
+        ),
+    }
+
+
+def grade_id(cell: dict) -> str | None:
+    return cell["metadata"].get("nbgrader", {}).get("grade_id")
 
 
 @pytest.fixture(scope="session")
@@ -642,7 +711,7 @@ def test_the_monitor_switched_off_changes_nothing(adversarial_class):
     root, adv = adversarial_class
     r = adv["monitor_off"]
     assert r.status == "ok" and r.score == 0, r
-    assert "import helpers.checks" in verdict_text(root, "monitor_off")
+    assert "assigning to `hc._call_watched`" in verdict_text(root, "monitor_off")
 
 
 def test_records_that_could_be_rewritten_fail(adversarial_class):
@@ -652,6 +721,34 @@ def test_records_that_could_be_rewritten_fail(adversarial_class):
     r = adv["display_ids"]
     assert r.status == "ok" and r.score == 0, r
     assert "published with a display id" in verdict_text(root, "display_ids")
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        "moved",
+        "copied_test",
+        "copied_solution",
+        "lost_flag",
+        "lost_metadata",
+        "renamed",
+        "markdown",
+    ],
+)
+def test_an_honest_accident_costs_nothing_and_feedback_says_what_happened(
+    adversarial_class, student
+):
+    root, adv = adversarial_class
+    r = adv[student]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    nb = read(root / "autograded" / student / A1 / source(A1).name)
+    first = "".join(nb["cells"][0]["source"])
+    assert first.startswith("**Grader's note.**"), first[:300]
+
+
+def test_raising_the_points_of_a_cell_gains_nothing(adversarial_class):
+    r = adversarial_class[1]["raised_points"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
 
 
 def test_exits_from_inside_a_function_cost_only_their_tests(adversarial_class):
@@ -868,6 +965,24 @@ def test_validation_verdict_is_read_from_the_output():
 def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
     assert validate([exercise(A1)], Course(tmp_path)) is False
     assert "VALIDATION FAILED" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # nbgrader validate starts a kernel (in the sandbox, where there is one)
+def test_validate_judges_the_visible_checks_like_the_learners_own_run(tmp_path, capsys):
+    """A kernel that validates judges the visible checks at once (it does not only record
+    them for a grader that never comes): a wrong softmax fails with the teaching message."""
+    folder = tmp_path / A1
+    folder.mkdir()
+    wrong = mutate(read(source(A1)), *MISTAKES[A1][0][1:])
+    (folder / source(A1).name).write_text(json.dumps(wrong))
+    (folder / "expected_visible.json").write_bytes(
+        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
+    )
+    assert validate([folder / source(A1).name], Course(tmp_path)) is False
+    out = capsys.readouterr().out
+    assert "VALIDATION FAILED" in out and "row sums of softmax(scores)" in out, out[-3000:]
+    (folder / source(A1).name).write_text(json.dumps(read(source(A1))))
+    assert validate([folder / source(A1).name], Course(tmp_path)) is True  # the solution
 
 
 def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tmp_path):

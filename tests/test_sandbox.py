@@ -35,6 +35,7 @@ import pytest
 from autograder import sandbox
 from autograder.nbgrader_plugins import secret_lines
 from course.cli import main
+from course.config import Course
 from course.diagnose import OUTCOMES
 from course.reports import CSP_META
 
@@ -139,6 +140,27 @@ try:
     print("IMPORTED the grader", autograder.__file__)
 except ImportError as err:
     print("no grader:", err)
+""",
+    "sockets": """
+# The kernel's socket folder is the one folder of the grader's disk it is given: fill it, and
+# make a tree there deeper than the grader's removal can follow.
+import os
+made = 0
+try:
+    for i in range(100000):
+        with open(f"/run/kernel/junk{i}", "w") as f:
+            f.write("x" * 1000)
+        made += 1
+except OSError as err:
+    print("SOCKET FOLDER", made, type(err).__name__)
+path = "/run/kernel"
+try:
+    for i in range(3000):
+        path += "/d"
+        os.mkdir(path)
+    print("DEEP TREE MADE")
+except OSError as err:
+    print("NO DEEP TREE", type(err).__name__)
 """,
     "hook": """
 # Print every cell the grader runs (the hidden tests!) into the outputs, in clear and as the
@@ -436,7 +458,8 @@ def test_no_feedback_shows_hidden_tests_solutions_or_paths(attacked_class):
         assert leaked == [], f"{path}: {leaked[:3]}"
         assert str(REPO) not in text and str(root) not in text, path
     hook = html.unescape((root / "feedback" / "hook" / A1 / "attention.html").read_text())
-    assert "CELL SOURCE" in hook  # the attack ran, and what it printed was cleaned
+    assert "CELL SOURCE" in outputs(root, "hook")  # the attack ran and printed the cells
+    assert "outputs of your own cells are not part of feedback" in hook  # not what it printed
 
 
 def sandbox_leftovers() -> dict[str, set]:
@@ -496,8 +519,7 @@ def test_no_feedback_page_runs_what_a_notebook_wrote(attacked_class):
     # The learner's own code shows these as text (its "<" escaped); never as a tag.
     for raw in ("<script>document.title", "<img src=x onerror", "<svg xmlns="):
         assert raw not in active, raw
-    for kind in ("HTML", "Javascript", "SVG"):  # each shown as its text form only
-        assert f"&lt;IPython.core.display.{kind} object&gt;" in active, kind
+    assert "outputs of your own cells are not part of feedback" in active
 
 
 def test_summary_lists_every_student(attacked_class):
@@ -574,3 +596,86 @@ def test_a_submitted_file_in_a_sub_folder_is_writable_by_the_learner(tmp_path):
     finally:
         os.close(fd)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_socket_folder_takes_nothing(attacked_class):
+    text = outputs(attacked_class["root"], "sockets")
+    assert "SOCKET FOLDER 0 PermissionError" in text, text
+    assert "NO DEEP TREE PermissionError" in text, text
+
+
+def test_a_tree_of_any_depth_is_removed(tmp_path):
+    from autograder.kernel import remove_tree
+
+    top = tmp_path / "deep"
+    top.mkdir()
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        for _ in range(1500):  # deeper than Python's recursion limit
+            os.mkdir("d")
+            os.chdir("d")
+    finally:
+        os.chdir(here)
+    remove_tree(top)
+    assert not top.exists()
+
+
+def test_a_kernel_that_died_on_a_full_grader_disk_is_the_graders_failure(monkeypatch):
+    from autograder import kernel
+    from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+
+    monkeypatch.setattr(kernel, "MIN_FREE_MB", 1 << 40)  # every disk counts as full
+    trouble = kernel.grader_trouble()
+    assert trouble and "disk is full" in trouble
+    log = f"{SANDBOX_FAILURE} {trouble}\nnbclient.exceptions.DeadKernelError: Kernel died\n"
+    status, _ = diagnose(Course(REPO), 1, log, REPO / "nothing", REPO / "nothing")
+    assert outcome(status) == "sandbox failed"  # graded again by the next run, not a 0
+
+
+SYSCALL_PROBE = """
+import ctypes, errno, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {"unshare(CLONE_NEWUSER)": (272, 0x10000000), "setns": (308, 0, 0),
+         "mount": (165, 0, 0, 0, 0, 0), "ptrace(PTRACE_ATTACH, 1)": (101, 16, 1, 0, 0),
+         "bpf": (321, 0, 0, 0), "perf_event_open": (298, 0, 0, 0, 0, 0), "keyctl": (250, 0, 0),
+         "init_module": (175, 0, 0, 0), "finit_module": (313, 0, 0, 0),
+         "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0),
+         "process_vm_writev": (311, 1, 0, 0, 0, 0, 0), "userfaultfd": (323, 0)}
+for name, (nr, *args) in calls.items():
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *args)
+    print("DENIED" if r == -1 and ctypes.get_errno() == errno.EPERM else "ALLOWED", name)
+u = subprocess.run(["unshare", "--user", "--map-root-user", "true"], capture_output=True)
+print("DENIED" if u.returncode else "ALLOWED", "unshare --user")
+print("threads and processes:", subprocess.run(["echo", "fine"], capture_output=True).stdout)
+"""
+
+
+@pytest.mark.parametrize("with_filter", [True, False], ids=["filtered", "unfiltered"])
+def test_the_sandbox_denies_the_system_calls_a_notebook_never_needs(with_filter):
+    from autograder import seccomp
+
+    uid = sandbox.sandbox_uid()
+    passwd = sandbox.passwd_fd(uid)
+    rules = sandbox.data_fd(seccomp.program() or b"") if with_filter else None
+    argv = sandbox.bwrap_argv(
+        [sandbox.python_executable(), "-I", "-c", SYSCALL_PROBE],
+        uid=uid,
+        limits=sandbox.Limits(),
+        read_only=sandbox.python_paths(),
+        ro_data=[(passwd, "/etc/passwd")],
+        seccomp_fd=rules,
+    )
+    fds = (passwd,) if rules is None else (passwd, rules)
+    out = subprocess.run(argv, pass_fds=fds, capture_output=True, text=True, timeout=120)
+    for fd in fds:
+        os.close(fd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "threads and processes: b'fine" in out.stdout
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("DENIED", "ALLOWED"))]
+    assert len(lines) == 13, out.stdout
+    if with_filter:
+        assert all(line.startswith("DENIED") for line in lines), out.stdout
+    else:  # without the filter a user namespace is there for the taking
+        assert "ALLOWED unshare(CLONE_NEWUSER)" in lines, out.stdout

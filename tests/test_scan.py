@@ -43,7 +43,11 @@ def problem(nb: dict, grade_id: str = "test_softmax", refs=None) -> str | None:
 
 
 def test_the_solution_and_scratch_comparisons_pass():
-    nb = learner(extra="import torch\nprint(torch.softmax(torch.ones(3), 0))\n%time y = 1\n!ls\n")
+    scratch = (
+        "import torch\nprint(torch.softmax(torch.ones(3), 0))\n%time y = 1\n!ls\n"
+        "from helpers.checks import Test\nt = Test('test_softmax')\nt.close('x', softmax(1))\n"
+    )  # a test's visible code pasted into a scratch cell is not tampering
+    nb = learner(extra=scratch)
     for grade_id in ("test_softmax", "test_attention_numpy", "test_sdpa", "test_dtypes"):
         assert problem(nb, grade_id) is None, grade_id
     # the solution's attention uses torch.softmax: allowed where only attention is forbidden
@@ -102,6 +106,7 @@ def test_private_names_computed_names_and_test_variables(body):
         "import threading",
         "import builtins",
         "import torch.ops",
+        "from helpers import checks\nchecks.Test.close = lambda *a, **k: None",
     ],
 )
 def test_tampering_anywhere_fails_every_test(cell):
