@@ -85,6 +85,7 @@ DYNAMIC_CALLS = {
     "breakpoint",
     "delattr",
 }
+VALUE_ONLY = {"getattr", "setattr", "delattr", "hasattr"}  # fine called, not passed around
 HISTORY_NAMES = {"In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "get_ipython"}
 HISTORY_NAME = re.compile(r"^_i?\d+$")  # _i3, _3: IPython's numbered inputs and outputs
 ALLOWED_DUNDERS = {"__init__", "__name__", "__class__", "__len__", "__call__", "__doc__"}
@@ -132,7 +133,6 @@ IMPORTABLE = (
     "string",
     "re",
     "statistics",
-    "operator",
     "abc",
     "enum",
     "numbers",
@@ -244,6 +244,16 @@ class Scan:
         return trees
 
     def _imports(self, tree: ast.Module) -> None:
+        for stmt in tree.body:  # F2 = torch.nn.functional: a module under another name
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Attribute | ast.Name)
+            ):
+                full = self.dotted(stmt.value)
+                if full:
+                    self.aliases[stmt.targets[0].id] = full
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -274,6 +284,7 @@ class Scan:
                 continue
             binding = Binding()
             local = _locals(stmt)
+            called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
             for node in ast.walk(stmt):
                 where = Finding("", number, getattr(node, "lineno", stmt.lineno))
                 if isinstance(node, ast.Attribute):
@@ -295,7 +306,11 @@ class Scan:
                         binding.reads.add(node.id)
                         if node.id in self.test_only and node.id not in self.learner_bound:
                             binding.test_reads.append((node.id, where))
-                elif isinstance(node, ast.Call) and _is_name(node.func, "getattr"):
+                    if node.id in VALUE_ONLY and id(node) not in called:
+                        binding.escapes.append(
+                            Finding(f"`{node.id}` passed as a value", number, where.line)
+                        )
+                if isinstance(node, ast.Call) and _is_name(node.func, "getattr"):
                     if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
                         binding.escapes.append(
                             Finding("`getattr` with a computed name", number, where.line)
@@ -483,8 +498,9 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
         if last != name:
             continue
         if used.startswith("<attr>."):
-            # a method of an object the reading cannot name: x.softmax() for torch.Tensor.softmax
-            if owner.rsplit(".", 1)[-1][:1].isupper():
+            # an attribute of an object the reading cannot name: a method (x.softmax() for
+            # torch.Tensor.softmax), or a name no other function has (scaled_dot_product_...)
+            if owner.rsplit(".", 1)[-1][:1].isupper() or "_" in name or name[:1].isupper():
                 return f
             continue
         if used.split(".")[0] == f.split(".")[0]:  # torch.special.softmax for torch.softmax

@@ -60,6 +60,12 @@ SOFTMAX_BUILTINS = (
     "torch.nn.functional.softmax",
     "torch.Tensor.softmax",
     "torch.special.softmax",
+    "torch.log_softmax",
+    "torch.nn.functional.log_softmax",
+    "torch.Tensor.log_softmax",
+    "torch.special.log_softmax",
+    "torch.nn.Softmax",
+    "torch.nn.LogSoftmax",
 )
 ATTENTION_BUILTINS = (
     "helpers.attention.scaled_dot_product_attention",

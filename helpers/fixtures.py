@@ -28,6 +28,30 @@ def randn(seed: int, *shape: int, dtype: Any = None) -> Any:
     return torch.tensor(data, dtype=dtype or torch.float32)
 
 
+def backward(output: Any, seed: int, *inputs: Any) -> list[Any]:
+    """Send a seeded random weighting of ``output`` back through the graph that made it (the
+    loss ``(output * w).sum()``, as training would) and return the gradient of each of
+    ``inputs`` (zeros where none arrived: a detached path). The gradients of the parameters
+    of the module that made ``output`` are left in their ``.grad`` (:func:`parameter_grads`)."""
+    import torch
+
+    weights = randn(seed, *output.shape, dtype=output.dtype)
+    (output * weights).sum().backward()
+    return [x.grad if x.grad is not None else torch.zeros_like(x) for x in inputs]
+
+
+def parameter_grads(module: Any) -> Any:
+    """The gradients of ``module``'s parameters, in the order of their sorted names, as one
+    vector (zeros for a parameter that got none)."""
+    import torch
+
+    parts = []
+    for _, p in sorted(module.named_parameters(), key=lambda item: item[0]):
+        grad = p.grad if p.grad is not None else torch.zeros_like(p)
+        parts.append(grad.detach().reshape(-1))
+    return torch.cat(parts) if parts else torch.zeros(0)
+
+
 def randomize_(module: Any, seed: int) -> None:
     """Give every parameter of ``module`` seeded values that depend on its *name* only.
 

@@ -64,10 +64,16 @@ def test_the_solution_and_scratch_comparisons_pass():
         "    return getattr(torch, 'softmax')(torch.as_tensor(x), axis).numpy()",
         "    return torch.special.softmax(torch.as_tensor(x), axis).numpy()",
         "    return helper(x, axis)",  # through a function of the learner's own
+        "    return torch.special.log_softmax(torch.as_tensor(x), axis).exp().numpy()",
+        "    return torch.nn.Softmax(dim=axis)(torch.as_tensor(x)).numpy()",
+        "    return T.softmax(torch.as_tensor(x), axis).numpy()",  # T = torch, an assignment
     ],
 )
 def test_forbidden_built_ins_under_any_name(body):
-    extra = "import torch\ndef helper(x, axis):\n    return torch.nn.functional.softmax(x, axis)\n"
+    extra = (
+        "import torch\nT = torch\n"
+        "def helper(x, axis):\n    return torch.nn.functional.softmax(x, axis)\n"
+    )
     message = problem(learner(by=body, extra=extra))
     assert message and "does the job this exercise asks you to write" in message, body
 
@@ -80,6 +86,7 @@ def test_forbidden_built_ins_under_any_name(body):
         "    return getattr(torch, 'soft' + 'max')(torch.as_tensor(x), axis).numpy()",
         "    return _plain_softmax(x, axis)",  # a name only a hidden test cell sets
         "    return big_raw",
+        "    import functools\n    return functools.partial(getattr, torch)('softmax')(x, axis)",
     ],
 )
 def test_private_names_computed_names_and_test_variables(body):
@@ -106,6 +113,7 @@ def test_private_names_computed_names_and_test_variables(body):
         "import threading",
         "import builtins",
         "import torch.ops",
+        "import operator\nf = operator.attrgetter('softmax')",
         "from helpers import checks\nchecks.Test.close = lambda *a, **k: None",
     ],
 )

@@ -3,6 +3,13 @@
 
 MISTAKES = [
     (
+        "the output projection used through .data: it never learns (forward values unchanged)",
+        "return self.out_proj(merge_heads(out))",
+        "return torch.nn.functional.linear(\n"
+        "            merge_heads(out), self.out_proj.weight.data, self.out_proj.bias.data\n"
+        "        )",
+    ),
+    (
         "heads split along the wrong axis",
         "return x.reshape(batch, seq, num_heads, d_model // num_heads).transpose(1, 2)",
         "return x.reshape(batch, num_heads, seq, d_model // num_heads)",

@@ -3,6 +3,11 @@
 
 MISTAKES = [
     (
+        "the feed-forward output detached from training (forward values unchanged)",
+        "return self.linear2(self.dropout(F.relu(self.linear1(x))))",
+        "return self.linear2(self.dropout(F.relu(self.linear1(x)))).detach()",
+    ),
+    (
         "missing residual in post-norm",
         "return self.norm(x + self.dropout(sublayer(x)))",
         "return self.norm(self.dropout(sublayer(x)))",

@@ -3,6 +3,13 @@
 
 MISTAKES = [
     (
+        "cross-attention over a detached memory (forward values unchanged)",
+        "x = self.cross_attn_block(x, lambda y: self.cross_attn(y, memory, memory, src_mask))",
+        "x = self.cross_attn_block(\n"
+        "            x, lambda y: self.cross_attn(y, memory.detach(), memory.detach(), src_mask)\n"
+        "        )",
+    ),
+    (
         "causal mask off by one (sees the next token)",
         "causal = torch.ones(t_len, t_len, dtype=torch.bool).tril()",
         "causal = torch.ones(t_len, t_len, dtype=torch.bool).tril(diagonal=1)",
