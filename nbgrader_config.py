@@ -17,6 +17,8 @@ Environment variables:
     AFZ_KERNEL_MEMORY_MB  memory of all the grading kernel's processes together (default 4096)
     AFZ_SANDBOX         "bwrap" (default) or "off" (`python -m course autograde --no-sandbox`)
     AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
+    AFZ_FEEDBACK_TIMEOUT  seconds the feedback of one submission may take (default 120;
+                        read by `python -m course feedback`)
     AFZ_FEEDBACK_SHOW_HIDDEN  "1": feedback shows the hidden tests' code (after the deadline)
     AFZ_TIMING          a file: every stage of a grading appends a timestamp to it
                         (``autograder.stamp``, for benchmarks/grading_cost.py)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import csv
 import html
 import json
+import os
 import re
 import sys
 from pathlib import Path
 
 from autograder.nbgrader_plugins import FEEDBACK_CSP
-from course.config import Course
+from course.config import Course, CourseError
 from course.runner import nbgrader
 
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
@@ -35,6 +36,19 @@ def seal(page: Path) -> None:
         page.write_text(text[:at] + CSP_META + text[at:], encoding="utf-8")
 
 
+def feedback_timeout() -> float:
+    """Seconds the feedback of one submission may take (``AFZ_FEEDBACK_TIMEOUT``, default 120):
+    a notebook that makes it slow loses its own feedback page, not the others'."""
+    raw = os.environ.get("AFZ_FEEDBACK_TIMEOUT", "120")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise CourseError(f"AFZ_FEEDBACK_TIMEOUT={raw!r} is not a positive number of seconds")
+    return value
+
+
 def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, str]]:
     """HTML feedback for every autograded submission; goes on past a broken one.
 
@@ -50,13 +64,19 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
         if not students:
             print(f"{a}: nothing autograded yet")
             continue
-        rc, out = nbgrader(["generate_feedback", a, "--force"], course)
-        if rc != 0:  # find out which submissions broke it, and write the others
+        each = feedback_timeout()
+        batch = each * len(students)
+        rc, out = nbgrader(["generate_feedback", a, "--force"], course, timeout=batch)
+        if rc != 0:  # find out which submissions broke it (or ran too long); write the others
             for s in students:
-                rc, out = nbgrader(["generate_feedback", a, "--student", s, "--force"], course)
+                rc, out = nbgrader(
+                    ["generate_feedback", a, "--student", s, "--force"], course, timeout=each
+                )
                 if rc != 0:
                     errors = [x for x in out.splitlines() if "ERROR" in x or "Error" in x]
                     why = (errors[-1] if errors else out.strip()[-300:]).strip()
+                    if rc == -9:
+                        why = f"stopped after {each:.0f} s (AFZ_FEEDBACK_TIMEOUT)"
                     failed.append((a, s, why))
                     print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)
         for page in sorted(course.feedback.glob(f"*/{a}/*.html")):
