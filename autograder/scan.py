@@ -215,9 +215,15 @@ class Scan:
             for tree in self._parse(number, _text(cell)):
                 learner_trees.append((number, tree))
                 self._imports(tree)
-        self.learner_bound = set()
+        self.learner_bound: set[str] = set()
+        self.learner_defs: set[str] = set()  # functions, classes and modules of the learner's
         for _, tree in learner_trees:
             self.learner_bound |= _top_level_bound(tree)
+            for stmt in tree.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    self.learner_defs.add(stmt.name)
+                elif isinstance(stmt, ast.Import | ast.ImportFrom):
+                    self.learner_defs |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
         for number, tree in learner_trees:
             self._read(number, tree)
 
@@ -285,6 +291,7 @@ class Scan:
             binding = Binding()
             local = _locals(stmt)
             called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+            later = _run_later(stmt)  # names read when a function runs: during the tests
             for node in ast.walk(stmt):
                 where = Finding("", number, getattr(node, "lineno", stmt.lineno))
                 if isinstance(node, ast.Attribute):
@@ -304,7 +311,12 @@ class Scan:
                         binding.uses.append((self.aliases[node.id], where))
                     if node.id not in local:
                         binding.reads.add(node.id)
-                        if node.id in self.test_only and node.id not in self.learner_bound:
+                        # a test's variable: even one the learner also sets at top level,
+                        # when a function reads it while a test runs (the test set it last)
+                        learner_value = node.id in self.learner_bound and (
+                            id(node) not in later or node.id in self.learner_defs
+                        )
+                        if node.id in self.test_only and not learner_value:
                             binding.test_reads.append((node.id, where))
                     if node.id in VALUE_ONLY and id(node) not in called:
                         binding.escapes.append(
@@ -550,6 +562,17 @@ def _top_level_bound(tree: ast.Module, imports: bool = True) -> set[str]:
         if imports and isinstance(stmt, ast.Import | ast.ImportFrom):
             names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
     return names
+
+
+def _run_later(stmt: ast.stmt) -> set[int]:
+    """Ids of the Name nodes inside the functions (and lambdas) of ``stmt``."""
+    inside: set[int] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            for part in body:
+                inside |= {id(n) for n in ast.walk(part) if isinstance(n, ast.Name)}
+    return inside
 
 
 def _locals(stmt: ast.stmt) -> set[str]:
