@@ -129,7 +129,11 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> tuple[dict[str, Any]
     ]
     result = {**nb, "cells": out}
     if notes:
-        result["cells"] = [_note_cell(notes), *out]
+        taken = {c.get("id") for c in out}
+        note = _note_cell(notes)
+        while note["id"] in taken:  # a learner's cell may have any id
+            note["id"] += "-1"
+        result["cells"] = [note, *out]
     return result, notes
 
 
