@@ -85,6 +85,7 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
     sandbox.set_rlimits(limits)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ["PYTHONSAFEPATH"] = "1"  # no module from the notebook's folder
     if grading():
         os.environ["HELPERS_CHECKS"] = "record"
     else:
@@ -171,6 +172,9 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "MPLCONFIGDIR": "/tmp/matplotlib",
             "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # no module from the notebook's folder: what it writes there it cannot import, so
+            # the grader's reading of its code (autograder/scan.py) sees all that runs
+            "PYTHONSAFEPATH": "1",
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
             # autograde: test cells hand results out and the grader judges; validate: the
             # visible checks judge at once, as in the learner's own Jupyter

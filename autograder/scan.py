@@ -15,8 +15,9 @@ grader's process, where nothing the notebook does can reach it:
 * **tampering**, anywhere in the learner's cells: assigning into a module or a class that
   was imported (``torch.softmax = ...``, ``helpers.checks.Test = ...``; importing
   ``helpers.checks`` to run a test's code again is fine), ``setattr`` on one,
-  ``exec``/``eval``/``compile``/``__import__``/``globals()``/``vars()``, modules that reach
-  into the running interpreter (``sys._getframe``, ``gc``, ``inspect``, ``ctypes``,
+  ``exec``/``eval``/``compile``/``__import__``/``globals()``/``vars()``, a module the grader's
+  Python does not have (one the notebook wrote), modules that reach into the running
+  interpreter (``sys._getframe``, ``gc``, ``inspect``, ``ctypes``,
   ``importlib``, ``threading``, ``builtins``, ``__main__``...), IPython's history (``In``,
   ``Out``, ``get_ipython``) and dunder attributes other than ``__init__``/``__name__``: every
   test then fails, since the grader cannot know what such code changed.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +64,11 @@ ESCAPE_MODULES = (
     "asyncio",
     "signal",
     "weakref",
+    "operator",  # attrgetter("softmax")(torch): a name the reading cannot see
+    "pkgutil",
+    "runpy",
+    "zipimport",
+    "imp",
     "autograder",
     "torch.ops",
     "torch._C",
@@ -112,35 +119,6 @@ class Binding:
     test_reads: list[tuple[str, Finding]] = field(default_factory=list)
 
 
-# What learner code may import: the course's tools and the standard library's harmless parts.
-IMPORTABLE = (
-    "__future__",
-    "sys",  # its attributes are read one by one (SYS_ALLOWED)
-    "torch",
-    "numpy",
-    "math",
-    "cmath",
-    "helpers",
-    "time",
-    "random",
-    "copy",
-    "functools",
-    "itertools",
-    "collections",
-    "typing",
-    "dataclasses",
-    "matplotlib",
-    "string",
-    "re",
-    "statistics",
-    "abc",
-    "enum",
-    "numbers",
-    "heapq",
-    "bisect",
-    "warnings",
-    "contextlib",
-)
 # IPython magics whose argument is Python that runs (read like any code), and harmless ones
 CODE_MAGICS = {"time", "timeit", "prun"}
 HARMLESS_MAGICS = {"matplotlib", "pinfo", "pinfo2", "who", "whos", "pwd", "ls"}
@@ -404,8 +382,7 @@ class Scan:
                     self.tampering.append(Finding(f"`{ast.unparse(node)}`", number, line))
             if isinstance(node, ast.Import | ast.ImportFrom):
                 for module in _imported_modules(node):
-                    top = module.split(".")[0]
-                    if _escape_module(module) or top not in IMPORTABLE:
+                    if _escape_module(module) or not _installed(module.split(".")[0]):
                         self.tampering.append(Finding(f"`import {module}`", number, line))
             if isinstance(node, ast.Call):
                 for k in node.keywords:
@@ -518,6 +495,21 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
         if used.split(".")[0] == f.split(".")[0]:  # torch.special.softmax for torch.softmax
             return f
     return None
+
+
+@functools.cache
+def _installed(top: str) -> bool:
+    """Whether the grader's Python has a top-level module ``top`` (the kernel's has the same
+    ones, and no module of the notebook's folder: it runs with PYTHONSAFEPATH=1). A module a
+    notebook writes itself, which the reading cannot see, is not among them."""
+    import importlib.util
+
+    if not top.isidentifier():
+        return False
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _is_constant(node: ast.AST, value: object) -> bool:

@@ -320,14 +320,14 @@ def judge_test(
     """
     if not refs:
         return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")
-    if refused:
-        return Verdict(False, refused, "ForbiddenCallError")
     if tampered:
         return Verdict(
             False,
             f"{grade_id}: {tampered}. Only what the test cell itself hands the grader while it "
             "runs counts; the test scores 0.",
         )
+    if refused:
+        return Verdict(False, refused, "ForbiddenCallError")
     found: dict[str, list[Any]] = {}
     error = ename = None
     for out in outputs:

@@ -45,6 +45,7 @@ def problem(nb: dict, grade_id: str = "test_softmax", refs=None) -> str | None:
 def test_the_solution_and_scratch_comparisons_pass():
     scratch = (
         "import torch\nprint(torch.softmax(torch.ones(3), 0))\n%time y = 1\n!ls\n"
+        "import os, socket\nprint(os.getcwd())\n"
         "from helpers.checks import Test\nt = Test('test_softmax')\nt.close('x', softmax(1))\n"
     )  # a test's visible code pasted into a scratch cell is not tampering
     nb = learner(extra=scratch)
