@@ -248,6 +248,13 @@ SIGINT_CLASS = ["good", "partial", "own_way", "edited", "deleted"]
 
 
 @pytest.mark.slow
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as an instructor's terminal delivers it: a test run started in the background
+    (``nohup make test &``) ignores SIGINT, and a child would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_the_rest(cluster, tmp_path):
     course = write_class(tmp_path / "class", SIGINT_CLASS)
     cmd = [
@@ -257,7 +264,13 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_the_rest(cluster, tmp_p
     env = _env(cluster.tmp)
     report = course.reports / "autograde.json"
     first = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         deadline = time.monotonic() + 300
