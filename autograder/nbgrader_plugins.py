@@ -64,6 +64,14 @@ TAMPERED = "afz_tampered"  # resources key: {grade_id: why its records cannot be
 KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
 
 
+def notebook_of(folder: str, resources: dict) -> Path:
+    """The notebook in ``folder`` (solutions/ or exercises/) that nbgrader is working on."""
+    from autograder.verdicts import source_notebook
+
+    info = resources.get("nbgrader", {})
+    return source_notebook(folder, info.get("assignment", ""), info.get("notebook", ""))
+
+
 class LimitedExecute(Execute):
     max_output_bytes = Integer(
         int(float(os.environ.get("AFZ_OUTPUT_MB", "8")) * 1024 * 1024),
@@ -74,17 +82,14 @@ class LimitedExecute(Execute):
     ).tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
-        from autograder import kernel_form, verdicts
+        from autograder import kernel_form
 
         self._output_bytes = 0
         self._output_capped = False
         self._tampered: dict[int, str] = {}
-        info = (resources or {}).get("nbgrader", {})
         self._forms: dict[str, str] = {}
         if self.source_directory:  # the kernel runs each test cell's kernel form: no answers
-            source = verdicts.source_notebook(
-                self.source_directory, info.get("assignment", ""), info.get("notebook", "")
-            )
+            source = notebook_of(self.source_directory, resources or {})
             self._forms = kernel_form.kernel_forms(json.loads(source.read_text("utf-8")))
         stamp("execute")
         try:
@@ -216,12 +221,7 @@ class RestoreCells(NbGraderPreprocessor):
 
         from autograder.restore import restore
 
-        info = resources.get("nbgrader", {})
-        path = (
-            Path(self.release_directory)
-            / info.get("assignment", "")
-            / (info.get("notebook", "") + ".ipynb")
-        )
+        path = notebook_of(self.release_directory, resources)
         release = json.loads(path.read_text(encoding="utf-8"))
         restored, notes = restore(json.loads(json.dumps(nb)), release)
         if notes:
@@ -236,10 +236,7 @@ class Verdicts(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         from autograder import replay, scan, verdicts
 
-        info = resources.get("nbgrader", {})
-        source = verdicts.source_notebook(
-            self.source_directory, info.get("assignment", ""), info.get("notebook", "")
-        )
+        source = notebook_of(self.source_directory, resources)
         expected = replay.expected_checks(source)  # a ReplayError stops this notebook
         reading = scan.Scan(nb, json.loads(source.read_text(encoding="utf-8")))
         for cell in nb.cells:
@@ -319,12 +316,7 @@ class SafeFeedback(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        info = resources.get("nbgrader", {})
-        source = (
-            Path(self.source_directory)
-            / info.get("assignment", "")
-            / (info.get("notebook", "") + ".ipynb")
-        )
+        source = notebook_of(self.source_directory, resources)
         try:
             self._secret = secret_lines(json.loads(source.read_text()))
         except (OSError, ValueError):
