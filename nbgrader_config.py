@@ -15,6 +15,8 @@ Environment variables:
     AFZ_COURSE_ROOT     the course root (default: this repository)
     AFZ_CELL_TIMEOUT    seconds one cell may run before it is interrupted (default 180)
     AFZ_KERNEL_MEMORY_MB  memory of all the grading kernel's processes together (default 4096)
+    AFZ_GRADER_MEMORY_MB  memory of one nbgrader command's own processes (default 2048; set
+                        by `python -m course`, see course.runner)
     AFZ_SANDBOX         "bwrap" (default) or "off" (`python -m course autograde --no-sandbox`)
     AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
     AFZ_FEEDBACK_TIMEOUT  seconds the feedback of one submission may take (default 120;

@@ -86,6 +86,7 @@ def grade_one(
         course.submitted / s / a,
         course.autograded / s / a,
         run.oom_killed,
+        run.grader_oom,
     )
     seconds = round(time.perf_counter() - start, 2)
     return Result(s, a, status, seconds=seconds, notes=notes, outcome=outcome(status))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from course.config import Course
 from course.entries import check_notebook
-from course.runner import SERVER_STOPPED
+from course.runner import SERVER_STOPPED, grader_memory_mb
 
 OUTCOMES = (
     "graded",
@@ -92,13 +92,26 @@ def _error_notes(autograded: Path) -> list[str]:
 
 
 def diagnose(
-    course: Course, rc: int, out: str, submitted: Path, autograded: Path, oom: bool = False
+    course: Course,
+    rc: int,
+    out: str,
+    submitted: Path,
+    autograded: Path,
+    oom: bool = False,
+    grader_oom: bool = False,
 ) -> tuple[str, list[str]]:
-    """(status, notes) of one ``nbgrader autograde`` run that exited with ``rc``."""
+    """(status, notes) of one ``nbgrader autograde`` run that exited with ``rc``; ``oom``: its
+    kernel's sandbox went over its memory, ``grader_oom``: nbgrader's own processes did."""
     from autograder.sandbox import Limits
 
     notes = _submission_notes(course, submitted) + _error_notes(autograded)
     notes = list(dict.fromkeys(notes))
+    if grader_oom:  # checked first: nbgrader then dies by SIGKILL, as on a timeout
+        return (
+            "error: killed for memory (nbgrader's own processes went over "
+            f"AFZ_GRADER_MEMORY_MB={grader_memory_mb()} MiB with what this notebook printed or "
+            "holds; an honest notebook needs far less); graded 0"
+        ), notes
     if SERVER_STOPPED in out:  # not the learner's doing: a rerun grades it again
         return "error: the grader stopped during the grading (its nbgrader process died)", notes
     if rc == -9:

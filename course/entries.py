@@ -12,6 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
+import select
+import signal
+import time
 import unicodedata
 import zipfile
 import zlib
@@ -169,23 +173,34 @@ def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | 
     return data, ""
 
 
-# A notebook Jupyter saves holds a few thousand JSON lists and objects, a few levels deep; a
-# file of millions of them (``[[],[],...]``) costs gigabytes in every process that reads it.
+# A notebook Jupyter saves holds a few thousand JSON values (lines of source, lists, objects),
+# a few levels deep (the course's own: 600 to 1,700, depth below 10); a file of millions of
+# them (``[[],[],...]`` or ``["ab","ab",...]``) costs gigabytes in every process that reads it.
+# Within these limits and AFZ_MAX_NOTEBOOK_MB, reading and validating one takes about 5 s and
+# 450 MiB at most (``check_notebook_limited`` holds it to limits of its own anyway).
 MAX_CONTAINERS = 200_000
+MAX_VALUES = 500_000
 MAX_DEPTH = 64
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def shape_problem(data: bytes) -> str | None:
-    """Why the JSON text ``data`` has too many lists and objects, or nests them too deeply
-    (counted on the text, before anything reads it into memory)."""
+    """Why the JSON text ``data`` has too many values, lists and objects, or nests them too
+    deeply (counted on the text, before anything reads it into memory)."""
     bare = _STRING.sub(b"", data)  # brackets inside strings (printed tensors) do not count
     opened = bare.count(b"[") + bare.count(b"{")
     if opened > MAX_CONTAINERS:
         return (
             f"{opened:,} JSON lists and objects (a notebook has a few thousand; the limit is "
             f"{MAX_CONTAINERS:,}): this is not a notebook as Jupyter saves it; ask for a fresh "
+            "download"
+        )
+    values = opened + bare.count(b",")  # each item after a list's or object's first: a comma
+    if values > MAX_VALUES:
+        return (
+            f"{values:,} JSON values (a notebook has a few thousand; the limit is "
+            f"{MAX_VALUES:,}): this is not a notebook as Jupyter saves it; ask for a fresh "
             "download"
         )
     depth = deepest = 0
@@ -220,6 +235,101 @@ def check_notebook(data: bytes) -> str | None:
         import nbformat
 
         nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
+    except MemoryError:
+        raise  # not the file's form: its size (check_notebook_limited says so)
     except Exception as err:  # noqa: BLE001 - nbformat raises many types
         return f"not a valid notebook ({type(err).__name__}: {str(err)[:200]})"
     return None
+
+
+def _limit_value(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise CourseError(f"{name}={raw!r} is not a positive number")
+    return value
+
+
+def _address_space() -> int:
+    """Bytes of address space this process has mapped now."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+_warmed = False
+
+
+def collect_limits() -> tuple[float, float]:
+    """(MiB, seconds) that reading one notebook may take at collect: ``AFZ_COLLECT_MEMORY_MB``
+    (default 1024, beyond what the reading process starts with) and ``AFZ_COLLECT_TIMEOUT``
+    (default 60)."""
+    return _limit_value("AFZ_COLLECT_MEMORY_MB", 1024), _limit_value("AFZ_COLLECT_TIMEOUT", 60)
+
+
+def check_notebook_limited(data: bytes) -> str | None:
+    """``check_notebook`` in a forked child with limits of its own (``collect_limits``). A
+    notebook that needs more is rejected by name with the reason, and the caller goes on; the
+    limits hold whatever the file does to the parser."""
+    global _warmed
+    memory_mb, seconds = collect_limits()
+    if not _warmed:  # nbformat imports its validator lazily: once here, not in every child
+        check_notebook(b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+        _warmed = True
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: check, answer through the pipe, exit without cleanup
+        code = 0
+        try:
+            os.close(read_end)
+            cap = _address_space() + int(memory_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            cpu = int(seconds) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+            try:
+                why = check_notebook(data) or ""
+            except MemoryError:
+                why = (
+                    f"needs more than {memory_mb:g} MiB to read (AFZ_COLLECT_MEMORY_MB); a "
+                    "notebook saved by Jupyter never does: ask for a fresh download"
+                )
+            answer = ("?" + why).encode("utf-8", "replace")[:65536]
+            while answer:
+                answer = answer[os.write(write_end, answer) :]
+        except BaseException:  # noqa: BLE001 - no answer: the parent says so
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                timed_out = True
+                break
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    answer = b"".join(chunks).decode("utf-8", "replace")
+    if timed_out or os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        return (
+            f"took longer than {seconds:g} s to read (AFZ_COLLECT_TIMEOUT); a notebook saved "
+            "by Jupyter takes well under a second: ask for a fresh download"
+        )
+    if not answer.startswith("?"):
+        return (
+            f"could not be read within the limits collect gives a notebook ({memory_mb:g} MiB, "
+            f"AFZ_COLLECT_MEMORY_MB; {seconds:g} s, AFZ_COLLECT_TIMEOUT): ask for a fresh download"
+        )
+    return answer[1:] or None

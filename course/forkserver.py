@@ -56,6 +56,9 @@ for line in requests:
             fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
             os.chdir(job["cwd"])
             os.environ.clear(); os.environ.update(job["env"])
+            for procs in filter(None, os.environ.get("AFZ_GRADER_CGROUP", "").split(os.pathsep)):
+                with open(procs, "w") as f:  # into the command's own cgroup (course.runner)
+                    f.write(str(os.getpid()))
             sys.argv = ["nbgrader", *job["args"]]
             code = 0
             main()

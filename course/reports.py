@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.nbgrader_plugins import FEEDBACK_CSP
 from course.config import Course, CourseError
-from course.runner import nbgrader
+from course.runner import grader_memory_mb, nbgrader_run
 
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
@@ -66,16 +66,18 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
             continue
         each = feedback_timeout()
         batch = each * len(students)
-        rc, out = nbgrader(["generate_feedback", a, "--force"], course, timeout=batch)
-        if rc != 0:  # find out which submissions broke it (or ran too long); write the others
+        run = nbgrader_run(["generate_feedback", a, "--force"], course, timeout=batch)
+        if run.rc != 0:  # find out which submissions broke it (or ran too long); write the others
             for s in students:
-                rc, out = nbgrader(
+                run = nbgrader_run(
                     ["generate_feedback", a, "--student", s, "--force"], course, timeout=each
                 )
-                if rc != 0:
-                    errors = [x for x in out.splitlines() if "ERROR" in x or "Error" in x]
-                    why = (errors[-1] if errors else out.strip()[-300:]).strip()
-                    if rc == -9:
+                if run.rc != 0:
+                    errors = [x for x in run.out.splitlines() if "ERROR" in x or "Error" in x]
+                    why = (errors[-1] if errors else run.out.strip()[-300:]).strip()
+                    if run.grader_oom:
+                        why = f"went over {grader_memory_mb()} MiB (AFZ_GRADER_MEMORY_MB)"
+                    elif run.rc == -9:
                         why = f"stopped after {each:.0f} s (AFZ_FEEDBACK_TIMEOUT)"
                     failed.append((a, s, why))
                     print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)

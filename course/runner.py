@@ -13,12 +13,17 @@ import signal
 import subprocess
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import stamp
 from course import forkserver
-from course.config import REPO, Course
+from course.config import REPO, Course, CourseError
+
+if TYPE_CHECKING:
+    from autograder.sandbox import Cgroup
 
 MAX_LOG_BYTES = 2_000_000
 # In a run's output when its nbgrader server died under it (course.diagnose: a grader error)
@@ -34,6 +39,9 @@ import atexit, os, sys, traceback
 sys.modules["rfc3987_syntax"] = None
 code = 1
 try:
+    for procs in filter(None, os.environ.get("AFZ_GRADER_CGROUP", "").split(os.pathsep)):
+        with open(procs, "w") as f:  # into the command's own cgroup (course.runner)
+            f.write(str(os.getpid()))
     from nbgrader.apps.nbgraderapp import main
     sys.argv[0] = "nbgrader"
     main()
@@ -58,7 +66,32 @@ class Run:
 
     rc: int
     out: str
-    oom_killed: bool = False
+    oom_killed: bool = False  # a kernel's sandbox went over its memory
+    grader_oom: bool = False  # nbgrader's own processes went over theirs
+
+
+def grader_memory_mb() -> int:
+    """``AFZ_GRADER_MEMORY_MB`` (default 2048): the memory of one nbgrader command's own
+    processes together (not its kernel's, which the sandbox limits). nbgrader holds and
+    validates what a notebook printed: an honest autograde needs about 100 MiB, the largest
+    notebook collect takes about 420 MiB."""
+    raw = os.environ.get("AFZ_GRADER_MEMORY_MB", "2048")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 64:
+        raise CourseError(f"AFZ_GRADER_MEMORY_MB={raw!r} is not a whole number of MiB (64 or more)")
+    return value
+
+
+def grader_cgroup() -> Cgroup | None:
+    """A fresh cgroup for one nbgrader command (memory and process count), or None where this
+    machine has no writable cgroup (then only the time limit holds)."""
+    from autograder.sandbox import Cgroup, Limits
+
+    name = f"nbgrader-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return Cgroup.create(name, Limits(memory_mb=grader_memory_mb(), processes=256, cpu_cores=0))
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -97,8 +130,10 @@ def nbgrader_run(
 
     Output goes to a file, not a pipe, so nothing a kernel leaves behind can keep this waiting;
     on timeout the whole process group (nbgrader and its kernel launcher) is killed and the exit
-    code is -9. Afterwards every sandbox cgroup the run created is emptied and removed, even
-    when its launcher was killed.
+    code is -9. nbgrader and the launcher run in a cgroup of their own (``grader_cgroup``): past
+    ``AFZ_GRADER_MEMORY_MB`` the kernel's OOM killer ends them and ``grader_oom`` is set.
+    Afterwards every sandbox cgroup the run created is emptied and removed, even when its
+    launcher was killed, and so is the command's own.
     """
     cmd = [
         sys.executable,
@@ -118,20 +153,35 @@ def nbgrader_run(
         out_path = Path(tmp) / "output.log"
         out_path.touch()
         note = ""
+        grader = grader_cgroup()
+        if grader is not None:
+            env["AFZ_GRADER_CGROUP"] = os.pathsep.join(
+                str(d / "cgroup.procs") for d in grader.dirs.values()
+            )
         stamp("spawn")
-        if forkserver.enabled():
-            rc, note = _run_warm(cmd[3:], env, out_path, timeout)
-        else:
-            rc = None
-        if rc is None:
-            rc = _run_cold(cmd, env, out_path, timeout)
+        try:
+            if forkserver.enabled():
+                rc, note = _run_warm(cmd[3:], env, out_path, timeout)
+            else:
+                rc = None
+            if rc is None:
+                rc = _run_cold(cmd, env, out_path, timeout)
+        finally:
+            grader_oom = grader.oom_killed() if grader is not None else False
+            if grader is not None:
+                grader.remove()  # and whatever of the command is still in it
         stamp("exited")
         with out_path.open("rb") as f:
             data = f.read(MAX_LOG_BYTES)
         out = data.decode("utf-8", errors="replace")
         if out_path.stat().st_size > MAX_LOG_BYTES:
             out += f"\n[course] output cut at {MAX_LOG_BYTES} bytes\n"
-        if rc == -9 and not note and timeout is not None:
+        if grader_oom:
+            out += (
+                f"\n[course] nbgrader's processes went over {grader_memory_mb()} MiB "
+                "(AFZ_GRADER_MEMORY_MB) and were killed\n"
+            )
+        elif rc == -9 and not note and timeout is not None:
             out += f"\n[course] killed after {timeout:.0f} s (AFZ_STUDENT_TIMEOUT)\n"
         out += note
         oom = reap_sandboxes(Path(state))
@@ -140,7 +190,7 @@ def nbgrader_run(
         log.parent.mkdir(parents=True, exist_ok=True)
         shown = [sys.executable, "-m", "nbgrader", *cmd[3:]]  # what NBGRADER_MAIN runs
         log.write_text(" ".join(shown) + "\n\n" + out)
-    return Run(rc, out, oom)
+    return Run(rc, out, oom, grader_oom)
 
 
 def _run_cold(cmd: list[str], env: dict[str, str], out_path: Path, timeout: float | None) -> int:

@@ -516,8 +516,10 @@ def test_a_notebook_nested_too_deeply_is_rejected_by_name_and_the_rest_collected
         # valid JSON, a valid notebook to nbformat, and gigabytes in every process reading it
         (b'{"cells": [], "x": [' + b",".join([b"[]"] * 300_000) + b"]}", "JSON lists"),
         (b'{"cells": [], "x": ' + b"[" * 200 + b"]" * 200 + b"}", "nested 201 levels"),
+        # 3.5 MB: 600,000 short strings, each a Python object of its own (8 million: 1.8 GB)
+        (b'{"cells": [], "x": [' + b",".join([b'"ab"'] * 600_000) + b"]}", "JSON values"),
     ],
-    ids=["many", "deep"],
+    ids=["many", "deep", "strings"],
 )
 def test_notebooks_too_big_in_elements_are_rejected_before_anything_reads_them(tmp_path, data, why):
     from course.entries import check_notebook
@@ -530,10 +532,47 @@ def test_notebooks_too_big_in_elements_are_rejected_before_anything_reads_them(t
     assert submitted(root, "bob") == GOOD
 
 
+@pytest.mark.parametrize(
+    "limit, why",
+    [
+        ({"AFZ_COLLECT_MEMORY_MB": "100"}, "needs more than 100 MiB to read"),
+        ({"AFZ_COLLECT_TIMEOUT": "0.3"}, "took longer than 0.3 s to read"),
+    ],
+    ids=["memory", "time"],
+)
+def test_reading_a_notebook_has_memory_and_time_limits_of_its_own(
+    tmp_path, monkeypatch, limit, why
+):
+    """A notebook within the counted limits (400,000 lines of markdown, 40 MB) takes about
+    2 s and 400 MiB to read; under lower limits it is rejected by name, and collect goes on."""
+    nb = json.loads(GOOD)
+    lines = [f"{'a' * 90}{i}" for i in range(400_000)]
+    nb["cells"].append({"cell_type": "markdown", "id": "notes", "metadata": {}, "source": lines})
+    swollen = json.dumps(nb).encode()
+    for name, value in limit.items():
+        monkeypatch.setenv(name, value)
+    root = course_root(tmp_path / "course")
+    src = make_folder(tmp_path / "src", {f"aaron/{A1}/{NB}": swollen, f"bob/{A1}/{NB}": GOOD})
+    (r,) = collect(src, Course(root))
+    assert r.student == "aaron" and why in r.reason, r.reason
+    assert submitted(root, "bob") == GOOD
+
+
+def test_collect_limits_must_be_positive_numbers(tmp_path, monkeypatch):
+    root = course_root(tmp_path / "course")
+    src = make_folder(tmp_path / "src", {f"bob/{A1}/{NB}": GOOD})
+    monkeypatch.setenv("AFZ_COLLECT_TIMEOUT", "soon")
+    with pytest.raises(CourseError, match="AFZ_COLLECT_TIMEOUT='soon' is not a positive number"):
+        collect(src, Course(root))
+    assert not (root / "submitted").exists() or not any((root / "submitted").iterdir())
+
+
 def test_brackets_inside_strings_do_not_count():
     from course.entries import shape_problem
 
-    text = json.dumps({"cells": [{"source": "[" * 500_000, "outputs": [{"text": "{" * 9}]}]})
+    text = json.dumps(
+        {"cells": [{"source": "[" * 500_000 + "," * 600_000, "outputs": [{"text": "{" * 9}]}]}
+    )
     assert shape_problem(text.encode()) is None
 
 

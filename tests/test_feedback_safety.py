@@ -131,25 +131,29 @@ def test_a_sealed_page_runs_none_of_the_scripts_an_unsealed_one_would(tmp_path):
 
 
 def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
-    """generate_feedback runs under a time limit; when the class's run is stopped, each
-    submission gets its own run, and only the one that ran too long has no page."""
+    """generate_feedback runs under a time and a memory limit; when the class's run is
+    stopped, each submission gets its own run, and only those that ran too long or went over
+    the memory have no page, each with its reason."""
     from course import reports
     from course.config import Course
+    from course.runner import Run
 
-    for student in ("alice", "bob", "mallory"):
+    for student in ("alice", "bob", "mallory", "oscar"):
         (tmp_path / "autograded" / student / "01_attention").mkdir(parents=True)
     calls = []
 
-    def fake_nbgrader(args, course, timeout=None):
+    def fake_run(args, course, timeout=None):
         calls.append((args, timeout))
         if "--student" not in args or "mallory" in args:
-            return -9, ""  # killed after its time limit
+            return Run(-9, "")  # killed after its time limit
+        if "oscar" in args:
+            return Run(-9, "", grader_oom=True)  # killed for memory
         page = tmp_path / "feedback" / args[args.index("--student") + 1] / args[1] / "a.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text("<html><head></head><body>ok</body></html>")
-        return 0, ""
+        return Run(0, "")
 
-    monkeypatch.setattr(reports, "nbgrader", fake_nbgrader)
+    monkeypatch.setattr(reports, "nbgrader_run", fake_run)
     monkeypatch.setenv("AFZ_FEEDBACK_TIMEOUT", "7")
     course = Course(tmp_path)
     monkeypatch.setattr(Course, "assignments", lambda self, names: ["01_attention"])
@@ -157,9 +161,10 @@ def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(gb, "open_gradebook", lambda url: __import__("contextlib").nullcontext())
     failed = reports.feedback(None, course)
-    assert [(a, s) for a, s, _ in failed] == [("01_attention", "mallory")]
+    assert [s for _, s, _ in failed] == ["mallory", "oscar"]
     assert "AFZ_FEEDBACK_TIMEOUT" in failed[0][2]
-    assert calls[0][1] == 21 and all(t == 7 for _, t in calls[1:])
+    assert "AFZ_GRADER_MEMORY_MB" in failed[1][2]
+    assert calls[0][1] == 28 and all(t == 7 for _, t in calls[1:])
     assert (tmp_path / "feedback" / "bob" / "01_attention" / "a.html").exists()
     monkeypatch.setenv("AFZ_FEEDBACK_TIMEOUT", "soon")
     with pytest.raises(Exception, match="AFZ_FEEDBACK_TIMEOUT"):

@@ -997,7 +997,7 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
             return Run(1, out)
         return Run(0, "graded")
 
-    def fake_diagnose(course, rc, out, s, a, oom=False):
+    def fake_diagnose(course, rc, out, s, a, oom=False, grader_oom=False):
         return ("ok" if rc == 0 else out, [])
 
     monkeypatch.setattr(grading, "nbgrader_run", fake_run)
