@@ -122,6 +122,9 @@ class Binding:
 # IPython magics whose argument is Python that runs (read like any code), and harmless ones
 CODE_MAGICS = {"time", "timeit", "prun"}
 HARMLESS_MAGICS = {"matplotlib", "pinfo", "pinfo2", "who", "whos", "pwd", "ls"}
+# ``from M import *`` of these binds whatever M exports, forbidden built-ins among them: the
+# reading imports M (in the grader's process) to learn which names those are
+STAR_FAMILIES = {"torch", "functorch", "helpers"}
 SHELL = {"system", "getoutput"}  # another process: it cannot change the kernel's objects
 
 
@@ -193,6 +196,7 @@ class Scan:
             for tree in self._parse(number, _text(cell)):
                 learner_trees.append((number, tree))
                 self._imports(tree)
+                self._star_imports(number, tree)
         self.learner_bound: set[str] = set()
         self.learner_defs: set[str] = set()  # functions, classes and modules of the learner's
         for _, tree in learner_trees:
@@ -248,7 +252,22 @@ class Scan:
                         self.aliases[top] = top
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for a in node.names:
-                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    if a.name != "*":  # see _star_imports
+                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def _star_imports(self, number: int, tree: ast.Module) -> None:
+        """``from M import *`` binds every name M exports, as an import of each would (the
+        reading does not follow the order cells run in: a ``def`` of the same name elsewhere
+        does not undo it)."""
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ImportFrom) and node.module and not node.level):
+                continue
+            if not any(a.name == "*" for a in node.names):
+                continue
+            where = Finding(f"from {node.module} import *", number, node.lineno)
+            for name, dotted in _exported(node.module):
+                self.aliases[name] = dotted
+                self.bindings.setdefault(name, []).append(Binding(uses=[(dotted, where)]))
 
     def dotted(self, node: ast.AST) -> str | None:
         """``torch.nn.functional.softmax`` for ``F.softmax`` (``None``: not from an import)."""
@@ -469,6 +488,13 @@ class Scan:
         for binding in self.reachable(grade_id, start):
             for used, where in binding.uses:
                 hit = _forbidden(used, forbidden)
+                if hit and where.what.endswith("import *"):
+                    return (
+                        f"`{where.what}` ({where.where()}) brings in {hit}, which does the job "
+                        "this exercise asks you to write yourself, under a name your code uses. "
+                        "Import only the names you need (import torch, then torch.exp, ...). "
+                        "The test scores 0."
+                    )
                 if hit:
                     return (
                         f"{hit} ({where.where()}) does the job this exercise asks you to write "
@@ -479,10 +505,11 @@ class Scan:
 
 
 def _forbidden(used: str, forbidden: set[str]) -> str | None:
+    """The forbidden built-in that ``used`` names (as it names it where it can), or None."""
     last = used.rsplit(".", 1)[-1]
-    for f in forbidden:
-        if used == f:
-            return f
+    if used in forbidden:
+        return used
+    for f in sorted(forbidden):
         owner, _, name = f.rpartition(".")
         if last != name:
             continue
@@ -492,9 +519,39 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
             if owner.rsplit(".", 1)[-1][:1].isupper() or "_" in name or name[:1].isupper():
                 return f
             continue
-        if used.split(".")[0] == f.split(".")[0]:  # torch.special.softmax for torch.softmax
-            return f
+        # a name reached from an import: torch.special.softmax for torch.softmax, and
+        # helpers.model.F.softmax or helpers.checks.torch.softmax (a module's own imports)
+        return used
     return None
+
+
+@functools.cache
+def _exported(module: str) -> tuple[tuple[str, str], ...]:
+    """(name, dotted name) of what ``from module import *`` binds (a module by its own name),
+    for the modules of ``STAR_FAMILIES`` (the grader's Python has the kernel's packages); none
+    for others, which hold no built-in a test forbids, and whose import the reading does not
+    run."""
+    import importlib
+    import types
+
+    if module.split(".")[0] not in STAR_FAMILIES:
+        return ()
+    try:
+        mod = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - not importable here: it fails in the kernel too
+        return ()
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [n for n in dir(mod) if not n.startswith("_")]
+    exported = []
+    for name in names:
+        if isinstance(name, str):
+            value = getattr(mod, name, None)
+            if isinstance(value, types.ModuleType):
+                exported.append((name, value.__name__))
+            else:
+                exported.append((name, f"{module}.{name}"))
+    return tuple(exported)
 
 
 @functools.cache
@@ -578,6 +635,10 @@ def _locals(stmt: ast.stmt) -> set[str]:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if node is not stmt:
                 names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom) and node is not stmt:
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
     return names | set(dir(builtins))
 
 

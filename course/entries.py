@@ -295,9 +295,9 @@ def check_notebook_limited(data: bytes) -> str | None:
                     f"needs more than {memory_mb:g} MiB to read (AFZ_COLLECT_MEMORY_MB); a "
                     "notebook saved by Jupyter never does: ask for a fresh download"
                 )
-            answer = ("?" + why).encode("utf-8", "replace")[:65536]
-            while answer:
-                answer = answer[os.write(write_end, answer) :]
+            message = ("?" + why).encode("utf-8", "replace")[:65536]
+            while message:
+                message = message[os.write(write_end, message) :]
         except BaseException:  # noqa: BLE001 - no answer: the parent says so
             code = 1
         finally:

@@ -66,10 +66,21 @@ SOFTMAX_BUILTINS = (
     "torch.special.log_softmax",
     "torch.nn.Softmax",
     "torch.nn.LogSoftmax",
+    # the same sum under other names: softmin(-x), a distribution's probabilities from logits
+    "torch.nn.functional.softmin",
+    "torch.nn.functional.gumbel_softmax",
+    "torch.nn.Softmin",
+    "torch.nn.Softmax2d",
+    "torch.distributions.utils.logits_to_probs",
+    "torch.distributions.Categorical",
+    "torch.distributions.OneHotCategorical",
+    "torch.distributions.Multinomial",
+    "torch.distributions.RelaxedOneHotCategorical",
 )
 ATTENTION_BUILTINS = (
     "helpers.attention.scaled_dot_product_attention",
     "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.attention.flex_attention.flex_attention",
     "torch.nn.MultiheadAttention",
     "torch.nn.functional.multi_head_attention_forward",
     "helpers.multi_head.MultiHeadAttention",

@@ -68,12 +68,27 @@ def test_the_solution_and_scratch_comparisons_pass():
         "    return torch.special.log_softmax(torch.as_tensor(x), axis).exp().numpy()",
         "    return torch.nn.Softmax(dim=axis)(torch.as_tensor(x)).numpy()",
         "    return T.softmax(torch.as_tensor(x), axis).numpy()",  # T = torch, an assignment
+        # the same sum under other names
+        "    return torch.nn.functional.softmin(-torch.as_tensor(x), axis).numpy()",
+        "    return torch.nn.Softmin(axis)(-torch.as_tensor(x)).numpy()",
+        "    t = torch.as_tensor(x).movedim(axis, -1)\n"
+        "    return torch.distributions.Categorical(logits=t).probs.movedim(-1, axis).numpy()",
+        "    from torch.distributions.utils import logits_to_probs as p\n"
+        "    return p(torch.as_tensor(x).movedim(axis, -1)).movedim(-1, axis).numpy()",
+        # through another module's own import of torch
+        "    from helpers.checks import torch as T2\n"
+        "    return T2.softmax(T2.as_tensor(x), axis).numpy()",
+        "    import helpers.checks as hc\n"
+        "    return hc.torch.nn.functional.softmax(hc.torch.as_tensor(x), axis).numpy()",
+        # a star import: what it binds, in whichever cell it runs
+        "    return sm(torch.as_tensor(x), axis).numpy()",
     ],
 )
 def test_forbidden_built_ins_under_any_name(body):
     extra = (
         "import torch\nT = torch\n"
         "def helper(x, axis):\n    return torch.nn.functional.softmax(x, axis)\n"
+        "from torch.nn.functional import *\nsm = softmax\n"
     )
     message = problem(learner(by=body, extra=extra))
     assert message and "does the job this exercise asks you to write" in message, body
@@ -124,3 +139,18 @@ def test_tampering_anywhere_fails_every_test(cell):
     message = problem(learner(extra=cell))
     assert message and "every test scores 0" in message, cell
     assert problem(learner(extra=cell), "test_causal_mask", []) == message
+
+
+def test_a_star_import_that_binds_a_forbidden_name_is_named():
+    """``from torch.nn.functional import *`` after the learner's softmax binds F.softmax to
+    the name the tests call: the message names the import, and how to avoid it."""
+    nb = learner()
+    nb["cells"].append(
+        {"cell_type": "code", "metadata": {}, "source": "from torch.nn.functional import *\n"}
+    )
+    message = problem(nb)
+    assert message and "`from torch.nn.functional import *`" in message, message
+    assert "Import only the names you need" in message
+    # a star import of a module without such a name changes nothing
+    nb["cells"][-1]["source"] = "from math import *\nfrom helpers.checks import *\n"
+    assert problem(nb) is None
