@@ -91,7 +91,33 @@ def grader_cgroup() -> Cgroup | None:
     from autograder.sandbox import Cgroup, Limits
 
     name = f"nbgrader-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    return Cgroup.create(name, Limits(memory_mb=grader_memory_mb(), processes=256, cpu_cores=0))
+    group = Cgroup.create(name, Limits(memory_mb=grader_memory_mb(), processes=256, cpu_cores=0))
+    if group is not None:
+        _remove_orphans(group)
+    return group
+
+
+def _remove_orphans(group: Cgroup) -> None:
+    """Remove the command cgroups of instructor processes that are gone (killed before they
+    could remove their own), with whatever is left in them."""
+    from autograder.sandbox import Cgroup
+
+    for controller, folder in group.dirs.items():
+        for other in folder.parent.glob("nbgrader-*"):
+            owner = other.name.split("-")[1]
+            if not other.is_dir() or not owner.isdigit() or _alive(int(owner)):
+                continue
+            Cgroup(group.version, {controller: other}).remove()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def nbgrader_env() -> dict[str, str]:

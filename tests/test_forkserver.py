@@ -198,3 +198,28 @@ def test_a_killed_server_fails_its_grading_and_the_next_one_gets_a_new_server(tm
     log = course.reports / "logs" / A1 / "sleeper.log"
     assert "the nbgrader server stopped" in log.read_text()
     assert launcher_cgroups(started) == []
+
+
+@pytest.mark.skipif(sandbox.cgroup_version() is None, reason="no writable cgroup here")
+def test_a_killed_instructor_process_leaves_no_command_cgroup_behind():
+    """A command cgroup whose instructor process was killed (it could not remove it) goes
+    with the next command's, whatever is still in it."""
+    from autograder.sandbox import Cgroup, Limits
+    from course.runner import grader_cgroup
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = int(gone.stdout)
+    orphan = Cgroup.create(f"nbgrader-{dead}-orphan", Limits(memory_mb=64, cpu_cores=0))
+    assert orphan is not None and all(d.is_dir() for d in orphan.dirs.values())
+    ours = grader_cgroup()
+    assert ours is not None
+    try:
+        assert not any(d.exists() for d in orphan.dirs.values())
+        assert all(d.is_dir() for d in ours.dirs.values())
+    finally:
+        ours.remove()
