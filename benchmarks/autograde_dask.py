@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from course import gradebook
+from course import gradebook, release
 from course.autograde import autograde
 from course.config import Course
 
@@ -130,7 +130,7 @@ def main() -> None:
         for name in ("solutions", "exercises"):
             (template / name).symlink_to(REPO / name)
         tcourse = Course(template)
-        gradebook.register(tcourse, assignments, students, tcourse.gradebook_url)
+        release.register(tcourse, assignments, students, tcourse.gradebook_url)
         template_db = template / "gradebook.db"
         courses = {}
         walls: dict[str, list[float]] = {name: [] for name in RUNS}

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from course import gradebook
+from course import release
 from course.autograde import autograde
 from course.config import Course
 
@@ -43,7 +43,7 @@ def grade_class(
                 dest.parent.mkdir(parents=True)
                 shutil.copy(course.solutions / a / name, dest)
         names = [f"student{i + 1}" for i in range(students)]
-        gradebook.register(course, assignments, names, course.gradebook_url)
+        release.register(course, assignments, names, course.gradebook_url)
         start = time.perf_counter()
         results = autograde(assignments, course, workers=workers, sandbox=sandbox)
         elapsed = time.perf_counter() - start

@@ -6,7 +6,7 @@
 One student submits the solution notebook of every chosen assignment (default: 01-06) into a
 temporary course root (as ``autograde_parallel.py`` builds it); the solutions are replayed
 first (the grader's cache), then each submission is graded ``--rounds`` times, one at a time,
-exactly as ``python -m course autograde`` grades it (``course.autograde.grade_one``: its own
+exactly as ``python -m course autograde`` grades it (``course.grading.grade_one``: its own
 ``nbgrader autograde`` process, the kernel in the bubblewrap sandbox). Every process of a
 grading notes when it reaches each stage (``autograder.stamp``, switched on by
 ``AFZ_TIMING``), and the stages' seconds are the gaps between those notes:
@@ -27,7 +27,7 @@ grading notes when it reaches each stage (``autograder.stamp``, switched on by
     nbgrader post-processing   nbgrader's other preprocessors, the notebook written, scores
                                saved in the gradebook, until the interpreter exits
     cleanup                    the run's cgroups removed, its temporary folder deleted
-    instructor side, other     diagnose and the log written (course.autograde.grade_one)
+    instructor side, other     diagnose and the log written (course.grading.grade_one)
 
 nbgrader is forked from a warm server (``course.forkserver``) that imported it once per worker;
 that start is measured once, before the rounds, and printed apart. ``--compare-cold`` grades
@@ -51,9 +51,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from course import forkserver, gradebook
-from course.autograde import grade_one, replay_solutions
+from course import forkserver, release
+from course.autograde import replay_solutions
 from course.config import Course
+from course.grading import grade_one
 from course.runner import nbgrader_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,7 +125,7 @@ def make_course(root: Path, assignments: list[str]) -> Course:
         dest = course.submitted / "s1" / a / name
         dest.parent.mkdir(parents=True)
         shutil.copy(course.solutions / a / name, dest)
-    gradebook.register(course, assignments, ["s1"], course.gradebook_url)
+    release.register(course, assignments, ["s1"], course.gradebook_url)
     replay_solutions(course, assignments)
     return course
 

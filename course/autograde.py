@@ -18,78 +18,28 @@ run stopped by Ctrl-C resumes).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from queue import Empty, Queue
 
-from course import gradebook
+from course import distributed, gradebook
 from course.config import Course, CourseError, sqlite_path
-from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+from course.grading import REGRADE_OUTCOMES, Result, grade_one, grader_fingerprint, write_report
+from course.release import register
 from course.reports import write_summary
-from course.runner import Run, nbgrader_run
+from course.tasks import digest, pack
 
-KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
-KERNEL_START_ATTEMPTS = 3
 NO_SANDBOX_WARNING = (
     "WARNING: grading WITHOUT the sandbox (--no-sandbox). Every submission runs with the "
     "grader's own rights: it can read solutions/, the hidden tests and the gradebook, change "
     "the gradebook, the checking code and other learners' submissions, reach the network and "
     "stop the batch. Use it only for notebooks you trust (your own solutions)."
 )
-
-
-@dataclass
-class Result:
-    """One graded submission, as reports/autograde.json lists it."""
-
-    student: str
-    assignment: str
-    status: str  # "ok", or "error: <why>" (graded 0)
-    score: float = 0.0
-    max_score: float = 0.0
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    outcome: str = "graded"  # graded, timed out, killed for memory, ... (diagnose.OUTCOMES)
-    sha256: str = ""  # of the submission's files (course.tasks.digest)
-    grader: str = ""  # of what grades it: the assignment's source, helpers, autograder
-    worker: str = ""  # host:pid of the Dask worker that graded it ("" for the local pool)
-
-
-def grade_one(
-    job: gradebook.Job, course: Course, url: str, timeout: float, sandbox: bool = True
-) -> Result:
-    """Grade one submission against the gradebook ``url``; its log goes to reports/logs/."""
-    a, s = job
-    start = time.perf_counter()
-    log = course.reports / "logs" / a / f"{s}.log"
-    run = Run(1, "")
-    for _attempt in range(KERNEL_START_ATTEMPTS):
-        run = nbgrader_run(
-            ["autograde", a, "--student", s, "--force"], course, url, log, timeout, sandbox
-        )
-        # A kernel that dies before answering kernel_info never ran learner code: with kernels
-        # started side by side, jupyter_client's free-port pick can race ("Address already in
-        # use"). That is the grader's fault, not the learner's, so try again.
-        if run.rc == 0 or KERNEL_START_FAILURE not in run.out or SANDBOX_FAILURE in run.out:
-            break
-    status, notes = diagnose(
-        course,
-        run.rc,
-        run.out,
-        course.submitted / s / a,
-        course.autograded / s / a,
-        run.oom_killed,
-        run.grader_oom,
-    )
-    seconds = round(time.perf_counter() - start, 2)
-    return Result(s, a, status, seconds=seconds, notes=notes, outcome=outcome(status))
 
 
 def replay_solutions(course: Course, names: list[str]) -> None:
@@ -208,13 +158,11 @@ def autograde(
 
     def prepare() -> None:
         replay_solutions(course, sorted({a for a, _ in jobs}))
-        gradebook.register(course, names, sorted({s for _, s in jobs}), url)
+        register(course, names, sorted({s for _, s in jobs}), url)
 
     workers = max(1, min(workers, len(jobs)))
     start = time.perf_counter()
     if engine == "dask":
-        from course import distributed
-
         results = distributed.grade(course, jobs, url, workers, sandbox, scheduler, prepare)
     else:
         prepare()
@@ -243,39 +191,8 @@ def autograde(
 
 
 def _sha256(course: Course, job: gradebook.Job) -> str:
-    from course.tasks import digest, pack
-
     a, s = job
     return digest(pack(course.submitted / s / a))
-
-
-# Outcomes that say nothing about the learner's notebook: such a result is graded again.
-REGRADE_OUTCOMES = ("grader error", "sandbox failed")
-
-
-def grader_fingerprint(course: Course, assignment: str) -> str:
-    """A hash of everything that decides a grade besides the submission: the assignment's
-    source notebooks (tests, hidden tests, points), ``helpers``, ``autograder`` and
-    ``nbgrader_config.py``. A result recorded under another fingerprint is graded again."""
-    return _grader_fingerprint(course.solutions, assignment)
-
-
-@functools.cache  # hashed once per process and assignment: one run grades with one grader
-def _grader_fingerprint(solutions: Path, assignment: str) -> str:
-    import hashlib
-
-    from course.config import REPO
-
-    h = hashlib.sha256()
-    files = sorted((solutions / assignment).rglob("*.ipynb"))
-    for folder in ("helpers", "autograder"):
-        files += sorted((REPO / folder).rglob("*.py"))
-    files.append(REPO / "nbgrader_config.py")
-    for path in files:
-        if ".ipynb_checkpoints" not in path.parts and path.is_file():
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:24]
 
 
 def _skip_graded(course: Course, jobs: list[gradebook.Job]) -> list[gradebook.Job]:
@@ -310,21 +227,3 @@ def _skip_graded(course: Course, jobs: list[gradebook.Job]) -> list[gradebook.Jo
             f"{shown}{more} (--force grades them again)"
         )
     return left
-
-
-def write_report(course: Course, results: list[Result]) -> None:
-    """reports/autograde.json: these results, and the earlier ones of other submissions,
-    one entry per (assignment, student); replaced atomically (an interruption leaves the
-    old file or the new one)."""
-    path = course.reports / "autograde.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old = json.loads(path.read_text()) if path.exists() else []
-    keep = {(r.assignment, r.student) for r in results}
-    graders = {a: grader_fingerprint(course, a) for a in {r.assignment for r in results}}
-    for r in results:
-        r.grader = r.grader or graders[r.assignment]
-    merged = [o for o in old if (o["assignment"], o["student"]) not in keep]
-    merged += [asdict(r) for r in results]
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)

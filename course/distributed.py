@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING
 
 from course import gradebook
 from course.config import Course, CourseError
+from course.grading import Result, write_report
+from course.release import register
 from course.tasks import Graded, Task, digest, grade_task, pack, unpack
 
 if TYPE_CHECKING:
     from distributed import Client
     from nbgrader.api import Gradebook
 
-    from course.autograde import Result
 
 WORKER_FAILURE = "grader error"
 
@@ -83,7 +84,7 @@ def seed_gradebook(course: Course, url: str, names: list[str], jobs: list[gradeb
     with tempfile.TemporaryDirectory(prefix="afz-seed-") as tmp:
         seed = Path(tmp) / "seed.db"
         seed_url = f"sqlite:///{seed}"
-        gradebook.register(course, names, sorted({s for _, s in jobs}), seed_url)
+        register(course, names, sorted({s for _, s in jobs}), seed_url)
         with gradebook.open_gradebook(url) as main_gb, gradebook.open_gradebook(seed_url) as gb:
             for a in names:  # the due date, which late penalties and extensions need
                 gb.update_or_create_assignment(a, duedate=main_gb.find_assignment(a).duedate)
@@ -133,9 +134,7 @@ def check_workers(client: Client, sandbox: bool) -> None:
 def store(course: Course, main: Gradebook, graded: Graded) -> Result:
     """Write one worker's result on this side, into the open main gradebook ``main``;
     reports/autograde.json last."""
-    from course.autograde import write_report
-
-    r: Result = graded.result  # type: ignore[assignment]
+    r = graded.result
     dest = course.autograded / r.student / r.assignment
     if dest.exists():
         shutil.rmtree(dest)
@@ -156,8 +155,6 @@ def store(course: Course, main: Gradebook, graded: Graded) -> Result:
 
 def failed(course: Course, task: Task, error: BaseException) -> Result:
     """The record of a task that failed on the worker (not the learner's doing)."""
-    from course.autograde import Result, write_report
-
     r = Result(
         task.student,
         task.assignment,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -26,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from course.config import COURSE_ID, Course, CourseError, check_gradebook_url, sqlite_path
+from course.config import COURSE_ID, CourseError, check_gradebook_url, sqlite_path
 from course.runner import nbgrader_env
 
 if TYPE_CHECKING:
@@ -122,22 +121,6 @@ def cannot_open(url: str, err: Exception) -> str:
         f"{hint}. (The gradebook's URL is AFZ_GRADEBOOK_URL; unset, gradebook.db in the "
         "course root.)"
     )
-
-
-def register(course: Course, names: list[str], students: list[str], url: str) -> None:
-    """Make sure the gradebook at ``url`` knows the assignments (released from solutions/
-    into a temporary folder when it does not) and the students."""
-    from course.release import release
-
-    with open_gradebook(url) as gb:
-        known = {a.name for a in gb.assignments}
-    missing = [a for a in names if a not in known]
-    if missing:
-        with tempfile.TemporaryDirectory() as tmp:
-            release(missing, course, release_dir=Path(tmp), url=url)
-    with open_gradebook(url) as gb:
-        for s in students:
-            gb.update_or_create_student(s)
 
 
 def worker_copy(main_url: str, folder: Path, worker: int) -> str:

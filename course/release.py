@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course.config import RELEASE, SOURCE, Course, CourseError
+from course.gradebook import open_gradebook
 from course.leaks import leaked_lines
 from course.runner import nbgrader
 
@@ -26,8 +27,6 @@ def release(
 ) -> None:
     """Generate the student versions (exercises/, or ``release_dir``) and register the
     assignments in the gradebook (the course's, or the one at ``url``)."""
-    from course.gradebook import open_gradebook
-
     with open_gradebook(url or course.gradebook_url):  # a clear error, not nbgrader's traceback
         pass
     extra = [f"--CourseDirectory.release_directory={release_dir}"] if release_dir else []
@@ -150,3 +149,17 @@ def check_release(course: Course, names: list[str] | None = None) -> list[str]:
     extra = {p.name for p in released if p.is_dir()} - set(course.assignments())
     problems += [f"{RELEASE}/{e} has no source in {SOURCE}/" for e in sorted(extra)]
     return problems
+
+
+def register(course: Course, names: list[str], students: list[str], url: str) -> None:
+    """Make sure the gradebook at ``url`` knows the assignments (released from solutions/
+    into a temporary folder when it does not) and the students."""
+    with open_gradebook(url) as gb:
+        known = {a.name for a in gb.assignments}
+    missing = [a for a in names if a not in known]
+    if missing:
+        with tempfile.TemporaryDirectory() as tmp:
+            release(missing, course, release_dir=Path(tmp), url=url)
+    with open_gradebook(url) as gb:
+        for s in students:
+            gb.update_or_create_student(s)

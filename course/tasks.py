@@ -7,7 +7,7 @@ disk. The worker (``grade_task``) needs only its own checkout of the course repo
 ``.venv``) and the seed gradebook of the run (SQLite bytes with the assignments and students,
 shipped once to every worker; a submission graded before travels with its own state,
 ``Task.prior``): it makes a temporary course root, writes the submission into it, grades it
-with ``course.autograde.grade_one`` (the same sandbox and diagnosis as a local run) and returns
+with ``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns
 a ``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
 gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which the
 instructor's side writes into the main gradebook.
@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from course import gradebook
 from course.config import AUTOGRADED, RELEASE, REPO, SOURCE, SUBMITTED, Course
 from course.gradebook import Fields
+from course.grading import Result, grade_one
 
 Files = dict[str, bytes]  # path relative to the folder (POSIX) -> content
 
@@ -83,7 +84,7 @@ class Task:
 class Graded:
     """What a worker sends back for one ``Task``."""
 
-    result: object  # course.autograde.Result (typed loosely: that module imports this one)
+    result: Result
     autograded: Files
     log: str
     submission: Fields | None  # its fields in the worker's gradebook (None: not graded)
@@ -114,7 +115,6 @@ def _check_worker(task: Task) -> None:
 
 def grade_task(task: Task, seed: bytes) -> Graded:
     """Grade ``task`` in a temporary course root on this worker against a copy of ``seed``."""
-    from course.autograde import grade_one
 
     _check_worker(task)
     with tempfile.TemporaryDirectory(prefix="afz-dask-") as tmp:

@@ -57,3 +57,45 @@ def test_the_page_names_every_module(package):
         if path.stem not in ("__init__", "__main__") and path.stem not in page
     ]
     assert missing == [], f"docs/architecture.md does not mention: {missing}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the modules of the three packages it imports, anywhere in it (an import
+    inside a function is an arrow too: it only hides a cycle until that function runs)."""
+    modules = {_module_name(p): p for package in MAY_IMPORT for p in _modules(package)}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            found |= {t for t in targets if t in modules and t != name}
+        graph[name] = found
+    return graph
+
+
+def test_no_import_cycles():
+    graph = _import_graph()
+    cycles, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycles.append(" -> ".join(path[path.index(nxt) :] + [node, nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    assert cycles == [], "\n".join(cycles)

@@ -29,8 +29,9 @@ from test_nbgrader import A1, FAKE_CHECKS, REPO, adversaries, make_root, submit
 
 from autograder import sandbox
 from course import gradebook
-from course.autograde import Result, autograde
+from course.autograde import autograde
 from course.config import Course
+from course.grading import Result
 
 BIN = Path(sys.executable).parent
 # 12 submissions: three controls and nine that try to break the grader or the grading.

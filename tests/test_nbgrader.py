@@ -30,8 +30,7 @@ import grading_cases as CASES
 import psutil
 import pytest
 
-from course import autograde as grading
-from course import gradebook, leaks
+from course import gradebook, grading, leaks, release
 from course.autograde import autograde
 from course.collect import collect
 from course.config import Course, CourseError
@@ -852,7 +851,7 @@ def grade_merge_class(root: Path, workers: int, engine: str = "pool") -> tuple[s
         stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
         (root / "submitted" / student / A1 / "timestamp.txt").write_text(stamp)
     url = course.gradebook_url
-    gradebook.register(course, [A1], sorted(merge_class()), url)
+    release.register(course, [A1], sorted(merge_class()), url)
     prepare(url, notebook)
     results = autograde([A1], course, workers=workers, engine=engine)
     assert all(r.status == "ok" for r in results), results
@@ -909,7 +908,7 @@ def test_merge_creates_what_the_target_gradebook_lacks(merge_runs, tmp_path):
     url, content = merge_runs["direct"]
     target = os.environ.get("AFZ_TEST_GRADEBOOK_URL") or f"sqlite:///{tmp_path / 'target.db'}"
     students = sorted(merge_class())
-    gradebook.register(Course(make_root(tmp_path / "course")), [A1], [], target)
+    release.register(Course(make_root(tmp_path / "course")), [A1], [], target)
     with gradebook.open_gradebook(target) as gb:  # the assignment's own: not merged
         gb.update_or_create_assignment(A1, duedate=DUE)
     gradebook.merge(url, target, [(A1, s) for s in students])

@@ -37,7 +37,7 @@ import pytest
 import test_nbgrader as NB
 from postgres import PostgresServer, PostgresUnavailable, server_bin
 
-from course import cli, gradebook
+from course import cli, gradebook, release
 from course.config import Course, CourseError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,7 +141,7 @@ def run_workflow(
         students = sorted(learners(server))
         with warnings.catch_warnings():  # nbgrader's add_submission under SQLAlchemy 2
             warnings.filterwarnings("ignore", "Object of type .* not in session")
-            gradebook.register(course, [A1], students, course.gradebook_url)
+            release.register(course, [A1], students, course.gradebook_url)
             NB.prepare(course.gradebook_url, NB.source(A1).stem)
         course_cli(root, "autograde", A1, *filter(None, [engine]), "--workers", "2")
         course_cli(root, "feedback", A1)

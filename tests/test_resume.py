@@ -6,9 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from course import autograde
-from course.autograde import Result, _skip_graded, write_report
+from course import autograde, grading
+from course.autograde import _skip_graded
 from course.config import Course
+from course.grading import Result, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 A = "01_attention"
@@ -51,11 +52,11 @@ def test_changed_tests_grade_everything_again(tmp_path):
     _graded(course)
     notebook = next((course.solutions / A).glob("*.ipynb"))
     notebook.write_text(notebook.read_text() + "\n")  # any change to the tests
-    autograde._grader_fingerprint.cache_clear()
+    grading._grader_fingerprint.cache_clear()
     try:
         assert _skip_graded(course, [(A, "ann"), (A, "bob")]) == [(A, "ann"), (A, "bob")]
     finally:
-        autograde._grader_fingerprint.cache_clear()
+        grading._grader_fingerprint.cache_clear()
 
 
 def test_a_grader_failure_is_graded_again(tmp_path):
