@@ -14,7 +14,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed
 
 # Sources checked by ruff (only those that exist yet).
-LINT_PATHS := $(wildcard helpers autograder tests benchmarks chapters _ext)
+LINT_PATHS := $(wildcard helpers checks autograder tests benchmarks chapters _ext)
 LINT_PATHS += $(wildcard course nbgrader_config.py tools solutions conftest.py)
 # What `make test` hands to pytest, in one invocation; extend here (e.g. nbval on chapters/).
 # With --nbval, pytest also re-runs every notebook under these paths and compares its outputs

@@ -7,9 +7,9 @@ end of each HTML build this extension
 1. collects every CJK character that occurs in the built pages and in the site's own scripts
    (which put words such as 复制到剪贴板 on the page),
 2. subsets the Noto Sans CJK font that the course already ships through PyPI for its figures
-   (`helpers.plotting.cjk_font_path()`, package `cvttf-NotoSansCJK-Regular`, SIL OFL 1.1) to
-   exactly those characters, as a WOFF file under `_static/fonts/` (a few hundred KB at most,
-   instead of the 16 MB font),
+   (`helpers.pictures.plotting.cjk_font_path()`, package `cvttf-NotoSansCJK-Regular`, SIL OFL
+   1.1) to exactly those characters, as a WOFF file under `_static/fonts/` (a few hundred KB at
+   most, instead of the 16 MB font),
 3. writes `_static/cjk-font.css`, which declares that font with a `unicode-range` (browsers only
    download it for pages with CJK text) and appends it to the theme's font stacks, so it is
    used only for characters the reader's own fonts do not have,
@@ -93,7 +93,7 @@ def write_cjk_font(app, exception) -> None:
         return
     from fontTools.ttLib import TTFont
 
-    from helpers.plotting import cjk_font_path
+    from helpers.pictures.plotting import cjk_font_path
 
     outdir = Path(app.outdir)
     static = outdir / "_static"

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from autograder import kernel_form, pieces, replay, restore, scan, verdicts
+from checks.record import MIME
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = 120
@@ -77,7 +78,7 @@ def grade(
             "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1",
         }
-        env.pop("HELPERS_CHECKS", None)
+        env.pop("CHECKS_MODE", None)
         command = [sys.executable, "-m", "autograder.dry", str(source), str(todo), str(out)]
         command += ["--timeout", str(timeout), "--jobs", str(jobs)]
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
@@ -130,7 +131,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def _run(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> dict[str, list[dict]]:
     """Execute ``nb``'s code cells in one namespace; the outputs of its test cells."""
-    from helpers import checks
+    import checks
 
     namespace: dict[str, Any] = {"__name__": "__main__"}
     outputs: dict[str, list[dict]] = {}
@@ -162,7 +163,7 @@ def _run(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> dict[str, l
             checks.collect_into(None)
         if is_test:
             cell_out = [
-                {"output_type": "display_data", "data": {verdicts.MIME: json.loads(json.dumps(r))}}
+                {"output_type": "display_data", "data": {MIME: json.loads(json.dumps(r))}}
                 for r in sink
             ]
             outputs[grade_id] = cell_out + ([error] if error else [])
@@ -224,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy  # noqa: F401 - imported once, before the forks
     import torch
 
-    import helpers.checks  # noqa: F401
+    import checks  # noqa: F401
 
     torch.set_num_threads(1)
     torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here

@@ -87,10 +87,10 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ["PYTHONSAFEPATH"] = "1"  # no module from the notebook's folder
     if grading():
-        os.environ["HELPERS_CHECKS"] = "record"
+        os.environ["CHECKS_MODE"] = "record"
     else:
-        os.environ.pop("HELPERS_CHECKS", None)
-    real = helpers_dir()
+        os.environ.pop("CHECKS_MODE", None)
+    real = package_dir("helpers")
     if real is not None:  # the filtered copy first on the path (it outlives this process)
         staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=os.environ.get("AFZ_SANDBOX_STATE")))
         pieces.filtered_copy(real, staging / "helpers", Path.cwd().name)
@@ -178,7 +178,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
             # autograde: test cells hand results out and the grader judges; validate: the
             # visible checks judge at once, as in the learner's own Jupyter
-            **({"HELPERS_CHECKS": "record"} if grading() else {}),
+            **({"CHECKS_MODE": "record"} if grading() else {}),
             # PyTorch's kernels as in the grader's replay of the solution (AVX2 on an AVX-512
             # CPU, say), so that a right answer gives the solution's values to the last bit.
             **{k: os.environ[k] for k in KERNEL_SETTINGS if k in os.environ},
@@ -191,8 +191,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             limits=limits,
             read_only=[
                 *sandbox.python_paths(),
-                *helpers_mounts(staging, Path.cwd().name),
-                *judge_mounts(staging),
+                *course_mounts(staging, Path.cwd().name),
             ],
             writable=[(str(private), inside)],
             files=files,
@@ -303,38 +302,30 @@ def remove_tree(path: Path | None) -> None:
         subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], check=False)
 
 
-def helpers_dir() -> Path | None:
-    """The course's ``helpers`` package on this machine."""
+def package_dir(name: str) -> Path | None:
+    """The folder of the course's package ``name`` (``helpers``, ``checks``) on this machine."""
     import importlib.util
 
-    spec = importlib.util.find_spec("helpers")
+    spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def helpers_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
-    """``helpers`` for the kernel, read-only, at its usual path: a copy in ``staging`` without
-    the pieces this assignment (and later ones) ask the learner to write (``pieces.py``)."""
-    real = helpers_dir()
-    if real is None:
-        return []
-    copy = pieces.filtered_copy(real, staging / "helpers", assignment)
-    return [(str(copy), str(real))]
-
-
-def judge_mounts(staging: Path) -> list[tuple[str, str]]:
-    """For ``validate`` only: the comparison of ``autograder/verdicts.py`` (and nothing else of
-    the grader), so that the visible checks judge at once as in the learner's own Jupyter.
-    While grading, no file of the grader is in the sandbox."""
-    if grading():
-        return []
-    here = Path(__file__).resolve().parent
-    copy = staging / "autograder"
-    copy.mkdir(parents=True, exist_ok=True)
-    (copy / "__init__.py").write_text('"""Only the comparison, for validate."""\n')
-    shutil.copy2(here / "verdicts.py", copy / "verdicts.py")
-    return [(str(copy), str(here))]
+def course_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
+    """What a learner's kernel imports of the course, read-only, at its usual paths: the test
+    cells' package ``checks``, and a copy of ``helpers`` in ``staging`` without the pieces
+    this assignment (and later ones) ask the learner to write and without the chapters'
+    pictures (``pieces.py``). Nothing of the grader is mounted."""
+    mounts = []
+    real = package_dir("helpers")
+    if real is not None:
+        copy = pieces.filtered_copy(real, staging / "helpers", assignment)
+        mounts.append((str(copy), str(real)))
+    checks = package_dir("checks")
+    if checks is not None:
+        mounts.append((str(checks), str(checks)))
+    return mounts
 
 
 # SIGTERM (from the client once the last cell has replied, or because nbgrader died) ends the

@@ -38,6 +38,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
 from autograder import stamp
+from checks.record import MIME
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -59,7 +60,6 @@ FEEDBACK_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
-MIME = "application/vnd.afz.check+json"  # a check record (autograder/verdicts.py)
 TAMPERED = "afz_tampered"  # resources key: {grade_id: why its records cannot be trusted}
 KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
 

@@ -4,6 +4,7 @@ While an assignment is graded, the ``helpers`` modules that hold what it asks th
 write, and those of every later assignment, are absent from the sandbox: the kernel sees a
 copy of ``helpers`` in which each of them is a stub whose import raises an ``ImportError``
 that says why. Earlier pieces stay usable, so a learner stuck on one exercise can do the next.
+The chapters' pictures (``helpers.pictures``) are absent too: grading draws nothing.
 """
 
 from __future__ import annotations
@@ -50,8 +51,16 @@ def stub(module: str, owner: str, assignment: str) -> str:
     return f"raise ImportError({message!r})\n"
 
 
+PICTURES_STUB = "raise ImportError({!r})\n".format(
+    "helpers.pictures cannot be imported here: the chapters' pictures and measurements "
+    "(plots, diagrams, shape tables, timings) are not available while a notebook is graded. "
+    "Keep them out of the cells your answers need."
+)
+
+
 def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
-    """A copy of ``helpers_dir`` at ``dest`` with the absent modules replaced by stubs."""
+    """A copy of ``helpers_dir`` at ``dest`` with the absent modules and ``helpers.pictures``
+    replaced by stubs."""
     absent = absent_modules(assignment)
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(Path(helpers_dir).iterdir()):
@@ -61,6 +70,9 @@ def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
                 (dest / path.name).write_text(stub(module, absent[module], assignment))
             else:
                 shutil.copy2(path, dest / path.name)
+        elif path.name == "pictures":  # a grading kernel draws nothing
+            (dest / path.name).mkdir()
+            (dest / path.name / "__init__.py").write_text(PICTURES_STUB)
         elif path.is_dir() and path.name not in ("__pycache__", "weights"):  # no test loads them
             shutil.copytree(path, dest / path.name, ignore=shutil.ignore_patterns("__pycache__"))
     for path in dest.rglob("*"):

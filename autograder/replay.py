@@ -2,14 +2,14 @@
 
 ``expected_checks(source)`` runs the instructor's notebook (``solutions/<a>/<nb>.ipynb``: setup
 cells, solution cells, then each test cell with its hidden part) in a fresh Python process,
-outside any sandbox and without a Jupyter kernel, and collects what every ``helpers.checks``
+outside any sandbox and without a Jupyter kernel, and collects what every ``checks``
 check saw. Those values are what the learner's results are compared with
 (``autograder/verdicts.py``). A check whose ``expected=`` the cell writes out is also checked
 against the solution here, so a solution that fails its own test is an error, not a silent 0.
 
-Results are cached by the content of the notebook, of ``helpers`` and of this package, and by
-the CPU's kind (its instruction sets and the settings that pick PyTorch's kernels), in
-``$AFZ_REPLAY_CACHE`` (default ``~/.cache/attention-from-zero/replay``).
+Results are cached by the content of the notebook, of ``helpers``, ``checks`` and of this
+package, and by the CPU's kind (its instruction sets and the settings that pick PyTorch's
+kernels), in ``$AFZ_REPLAY_CACHE`` (default ``~/.cache/attention-from-zero/replay``).
 
 ``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
 values into the assignment's folder (``expected_visible.json``), for the checks a learner runs
@@ -68,7 +68,7 @@ def _fingerprint(source: Path, visible_only: bool) -> str:
     h = hashlib.sha256()
     h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}:{cpu_kind()}".encode())
     h.update(source.read_bytes())
-    for folder in ("helpers", "autograder"):
+    for folder in ("helpers", "checks", "autograder"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             h.update(str(path.relative_to(ROOT)).encode())
             h.update(path.read_bytes())
@@ -108,7 +108,7 @@ def _replay_to(source: Path, target: Path, visible_only: bool) -> None:
     if visible_only:
         command.append("--visible")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    env.pop("HELPERS_CHECKS", None)
+    env.pop("CHECKS_MODE", None)
     env.setdefault("OMP_NUM_THREADS", "1")
     done = subprocess.run(command, cwd=source.parent, env=env, capture_output=True, text=True)
     if done.returncode != 0 or not target.exists():
@@ -130,8 +130,8 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
     """Run the notebook here and return its checks (call in a fresh process)."""
     import nbformat
 
+    import checks
     from autograder.verdicts import judge
-    from helpers import checks
 
     nb = nbformat.read(source, as_version=4)
     namespace: dict[str, Any] = {"__name__": "__main__"}
@@ -204,7 +204,7 @@ def visible_checks(folder: Path) -> dict[str, Any]:
 
 
 def _write_visible(source: Path) -> int:
-    from helpers.checks import EXPECTED_FILE
+    from checks import EXPECTED_FILE
 
     folder = source if source.is_dir() else source.parent
     try:

@@ -1,12 +1,12 @@
 """The OS sandbox around one grading kernel: bubblewrap namespaces, cgroup limits, rlimits.
 
-Inside (see ``bwrap_argv``): a uid of its own that owns no file of the machine (no
-capabilities, ``no_new_privs``); the system, the Python installation, the virtual environment
-and the ``helpers`` package read-only; a fresh copy of the one submission in a size-capped
-tmpfs home, a size-capped private ``/tmp``; no network at all (a network namespace with only
-its own loopback); a PID namespace whose processes all die with the kernel. Nothing else of
-the machine is mounted: not the course, the gradebook, ``solutions/``, other submissions, the
-instructor tool or this package.
+Inside (see ``bwrap_argv``): a uid of its own that owns no file of the machine (no capabilities,
+``no_new_privs``); the system, the Python installation, the virtual environment and the course's
+``helpers`` and ``checks`` packages read-only; a fresh copy of the one submission in a
+size-capped tmpfs home, a size-capped private ``/tmp``; no network at all (a network namespace
+with only its own loopback); a PID namespace whose processes all die with the kernel. Nothing
+else of the machine is mounted: not the course, the gradebook, ``solutions/``, other
+submissions, the instructor tool or this package.
 
 Limits (``Limits.from_env``): memory of all the sandbox's processes together and their number
 (cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU

@@ -1,6 +1,6 @@
 """The grader's reading of a learner's code, done outside the kernel: what it may not use.
 
-The kernel's own watch for forbidden built-ins (``helpers.checks``) lives in the learner's
+The kernel's own watch for forbidden built-ins (``checks.watch``) lives in the learner's
 process, so a notebook can switch it off or go around it (``torch.ops.aten``, a private
 ``torch._softmax``). This module reads the submitted notebook's source instead, in the
 grader's process, where nothing the notebook does can reach it:
@@ -13,8 +13,8 @@ grader's process, where nothing the notebook does can reach it:
   test cell sets (an input's answer, a reference module), frames and their globals,
   private names of other objects (``torch._C``, ``torch._softmax``), ``torch.ops``;
 * **tampering**, anywhere in the learner's cells: assigning into a module or a class that
-  was imported (``torch.softmax = ...``, ``helpers.checks.Test = ...``; importing
-  ``helpers.checks`` to run a test's code again is fine), ``setattr`` on one,
+  was imported (``torch.softmax = ...``, ``checks.Test = ...``; importing
+  ``checks`` to run a test's code again is fine), ``setattr`` on one,
   ``exec``/``eval``/``compile``/``__import__``/``globals()``/``vars()``, a module the grader's
   Python does not have (one the notebook wrote), modules that reach into the running
   interpreter (``sys._getframe``, ``gc``, ``inspect``, ``ctypes``,
@@ -124,7 +124,7 @@ CODE_MAGICS = {"time", "timeit", "prun"}
 HARMLESS_MAGICS = {"matplotlib", "pinfo", "pinfo2", "who", "whos", "pwd", "ls"}
 # ``from M import *`` of these binds whatever M exports, forbidden built-ins among them: the
 # reading imports M (in the grader's process) to learn which names those are
-STAR_FAMILIES = {"torch", "functorch", "helpers"}
+STAR_FAMILIES = {"torch", "functorch", "helpers", "checks"}
 SHELL = {"system", "getoutput"}  # another process: it cannot change the kernel's objects
 
 
@@ -520,7 +520,8 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
                 return f
             continue
         # a name reached from an import: torch.special.softmax for torch.softmax, and
-        # helpers.model.F.softmax or helpers.checks.torch.softmax (a module's own imports)
+        # helpers.model.F.softmax or helpers.interop.nn.functional.softmax (a module's own
+        # imports)
         return used
     return None
 

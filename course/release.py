@@ -50,7 +50,7 @@ def _visible_checks_text(course: Course, assignment: str) -> str:
 
 
 def _visible_checks_path(course: Course, assignment: str) -> Path:
-    from helpers.checks import EXPECTED_FILE
+    from checks import EXPECTED_FILE
 
     return course.solutions / assignment / EXPECTED_FILE
 

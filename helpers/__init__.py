@@ -1,9 +1,9 @@
 """Attention from Zero: the course's reference Transformer, one module per idea.
 
 Tensors are batch-first, ``(batch, seq, d_model)``; masks are boolean, ``True`` = may attend.
-Plots live in ``helpers.plotting``; the exercises' test cells use ``helpers.checks`` (with
-``helpers.explain``) and ``helpers.fixtures``; ``helpers.interop`` copies the weights of
-PyTorch's own attention and Transformer modules into the course's.
+Pictures and measurements for the chapters live in ``helpers.pictures``; ``helpers.interop``
+copies the weights of PyTorch's own attention and Transformer modules into the course's. The
+exercises' test cells use a package of their own, ``checks``.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``
 loads ``helpers.multi_head`` only). While an exercise is graded, the modules that hold what it
@@ -39,9 +39,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TokenEmbedding",
         "sinusoidal_positional_encoding",
     ),
-    "printing": ("format_difference", "format_vector"),
-    "timing": ("best_time",),
-    "tracing": ("format_shape_table", "print_shape_table", "trace_shapes"),
+    # measurements the chapters print (helpers.pictures, not part of the model)
+    "pictures.printing": ("format_difference", "format_vector"),
+    "pictures.timing": ("best_time",),
+    "pictures.tracing": ("format_shape_table", "print_shape_table", "trace_shapes"),
     "training": (
         "exact_match",
         "make_optimizer",

@@ -48,7 +48,7 @@ import yaml
 from playwright.sync_api import Browser, Page, sync_playwright
 from test_book_build import SOLUTIONS, notebook_text, released_source, secret_lines
 
-from helpers.plotting import missing_glyphs
+from helpers.pictures.plotting import missing_glyphs
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html")).resolve()
@@ -401,7 +401,7 @@ def test_page_chinese_text_renders(browser, base_url, path):
     assert not facts["tofu"], f"{path}: characters drawn as empty boxes: {facts['tofu'][:10]}"
     assert "missing from font" not in facts["text"], (
         f"{path}: a figure was drawn with a font lacking glyphs (matplotlib's 'Glyph ... missing "
-        "from font' warning is on the page); call helpers.plotting.use_cjk_font() first"
+        "from font' warning is on the page); call helpers.pictures.plotting.use_cjk_font() first"
     )
 
 

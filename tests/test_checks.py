@@ -1,4 +1,4 @@
-"""The test cells' recorder (helpers/checks.py), the grader's verdicts (autograder/verdicts.py),
+"""The test cells' recorder (checks/recorder.py), the grader's verdicts (autograder/verdicts.py),
 the replay of the solutions (autograder/replay.py) and the absent pieces (autograder/pieces.py),
 without nbgrader. The same machinery through the real workflow: tests/test_nbgrader.py."""
 
@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 import torch
 
+import checks.recorder
 from autograder import pieces, replay, verdicts
-from helpers import checks
-from helpers.checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS, Test, encode
+from checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS, Test, encode
+from checks.compare import judge
+from checks.record import decode
+from checks.watch import call_watched
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,7 +56,7 @@ def wire(value):
     ],
 )
 def test_values_survive_the_trip(value):
-    back = verdicts.decode(wire(value))
+    back = decode(wire(value))
     if isinstance(value, torch.Tensor):
         assert np.array_equal(back, value.double().numpy() if value.is_floating_point() else value)
     elif isinstance(value, np.ndarray):
@@ -77,7 +80,7 @@ def test_values_survive_the_trip(value):
     ],
 )
 def test_malformed_records_fail_the_check(data):
-    message = verdicts.judge(ref("close", [1.0]), data)
+    message = judge(ref("close", [1.0]), data)
     assert message and "malformed" in message
 
 
@@ -86,44 +89,44 @@ def test_malformed_records_fail_the_check(data):
 # ---------------------------------------------------------------------------------------
 def test_close_messages_teach():
     r = ref("close", np.zeros((2, 3)), hint="did you take softmax over dim 0?")
-    assert verdicts.judge(r, wire(np.zeros((2, 3)) + 1e-7)) is None
-    assert "should have shape (2, 3); got (3, 2)" in verdicts.judge(r, wire(np.zeros((3, 2))))
-    assert "NaN or inf" in verdicts.judge(r, wire(np.full((2, 3), np.nan)))
-    assert "forget a `return`" in verdicts.judge(r, wire(None))
-    message = verdicts.judge(ref("close", [1.0], hint="over dim 0?"), wire([3.0]))
+    assert judge(r, wire(np.zeros((2, 3)) + 1e-7)) is None
+    assert "should have shape (2, 3); got (3, 2)" in judge(r, wire(np.zeros((3, 2))))
+    assert "NaN or inf" in judge(r, wire(np.full((2, 3), np.nan)))
+    assert "forget a `return`" in judge(r, wire(None))
+    message = judge(ref("close", [1.0], hint="over dim 0?"), wire([3.0]))
     assert "expected 1.0000, got 3.0000" in message and message.endswith("over dim 0?")
-    assert "got str" in verdicts.judge(r, wire("zeros"))
+    assert "got str" in judge(r, wire("zeros"))
 
 
 def test_close_accepts_matching_infinities_only():
     r = ref("close", [float("-inf"), 1.0])
-    assert verdicts.judge(r, wire([float("-inf"), 1.0])) is None
-    assert verdicts.judge(r, wire([float("inf"), 1.0]))
+    assert judge(r, wire([float("-inf"), 1.0])) is None
+    assert judge(r, wire([float("inf"), 1.0]))
 
 
 def test_equal_shape_true_raises_calls_agree():
-    assert verdicts.judge(ref("equal", "torch.bool"), wire("torch.bool")) is None
-    assert "expected 'torch.bool', got 'torch.int64'" in verdicts.judge(
+    assert judge(ref("equal", "torch.bool"), wire("torch.bool")) is None
+    assert "expected 'torch.bool', got 'torch.int64'" in judge(
         ref("equal", "torch.bool"), wire("torch.int64")
     )
-    assert verdicts.judge(ref("equal", 1), wire(True))  # a bool is not the number 1
+    assert judge(ref("equal", 1), wire(True))  # a bool is not the number 1
     mask = np.tril(np.ones((3, 3), dtype=bool))
     r = ref("equal", mask[None], broadcast_to=[2, 1, 3, 3])
-    assert verdicts.judge(r, wire(torch.tensor(mask))) is None  # (3, 3) broadcasts
-    assert "does not broadcast" in verdicts.judge(r, wire(np.ones((2, 2))))
+    assert judge(r, wire(torch.tensor(mask))) is None  # (3, 3) broadcasts
+    assert "does not broadcast" in judge(r, wire(np.ones((2, 2))))
     where = np.zeros((2, 1, 3, 3), dtype=bool)
     r = ref("equal", mask, broadcast_to=[2, 1, 3, 3], where=encode(where))
-    assert verdicts.judge(r, wire(~mask)) is None  # only positions under `where` count
-    assert "got (3,)" in verdicts.judge(ref("shape", [2, 3]), wire([3]))
-    assert "Expected" not in (verdicts.judge(ref("true", True, hint="h"), wire(False)) or "")
-    assert verdicts.judge(ref("true", True), wire(1)) is not None  # only True itself passes
-    assert verdicts.judge(ref("raises", "ValueError"), wire(["ValueError", "Exception"])) is None
-    assert "nothing was raised" in verdicts.judge(ref("raises", "ValueError"), wire([]))
-    assert "torch.softmax" in verdicts.judge(ref("calls", []), wire(["torch.softmax"]))
+    assert judge(r, wire(~mask)) is None  # only positions under `where` count
+    assert "got (3,)" in judge(ref("shape", [2, 3]), wire([3]))
+    assert "Expected" not in (judge(ref("true", True, hint="h"), wire(False)) or "")
+    assert judge(ref("true", True), wire(1)) is not None  # only True itself passes
+    assert judge(ref("raises", "ValueError"), wire(["ValueError", "Exception"])) is None
+    assert "nothing was raised" in judge(ref("raises", "ValueError"), wire([]))
+    assert "torch.softmax" in judge(ref("calls", []), wire(["torch.softmax"]))
     target = np.array([[3, 4, 2], [5, 2, 0]])
     r = ref("agree", target, at_least=0.5)
-    assert verdicts.judge(r, wire(np.array([[3, 4, 2], [6, 2, 0]]))) is None
-    assert "0% of the 2" in verdicts.judge(r, wire(np.zeros((2, 3), dtype=int)))
+    assert judge(r, wire(np.array([[3, 4, 2], [6, 2, 0]]))) is None
+    assert "0% of the 2" in judge(r, wire(np.zeros((2, 3), dtype=int)))
 
 
 def record(key, value, test="t"):
@@ -199,7 +202,7 @@ def test_local_mode_judges_visible_checks_from_the_expected_file(tmp_path, monke
     }  # fmt: skip
     (tmp_path / checks.EXPECTED_FILE).write_text(json.dumps(expected))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("HELPERS_CHECKS", raising=False)
+    monkeypatch.delenv("CHECKS_MODE", raising=False)
     t = Test("test_x")
     t.close("a", [1.0, 2.0])
     t.close("hidden one", [0.0])  # not in the file: left to the grader
@@ -209,8 +212,8 @@ def test_local_mode_judges_visible_checks_from_the_expected_file(tmp_path, monke
 
 def test_record_mode_publishes_and_never_judges(monkeypatch):
     published = []
-    monkeypatch.setenv("HELPERS_CHECKS", "record")
-    monkeypatch.setattr(checks, "_publish", published.append)
+    monkeypatch.setenv("CHECKS_MODE", "record")
+    monkeypatch.setattr(checks.recorder, "_publish", published.append)
     t = Test("test_x")
     t.close("a", [99.0])  # wrong, but the kernel decides nothing
     assert published == [{"test": "test_x", "key": "a", "value": encode([99.0])}]
@@ -258,16 +261,16 @@ CHEATS = {
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_watch_sees_builtins_by_several_routes(cheat):
     hits: list[str] = []
-    checks._call_watched(CHEATS[cheat], (torch.randn(3, 4),), {}, SOFTMAX_BUILTINS, hits)
+    call_watched(CHEATS[cheat], (torch.randn(3, 4),), {}, SOFTMAX_BUILTINS, hits)
     assert hits, cheat
 
 
 def test_watch_accepts_own_code_and_restores_the_profiler():
     hits: list[str] = []
     q = torch.randn(2, 3, 4)
-    checks._call_watched(own_attention, (q, q, q), {}, ATTENTION_BUILTINS, hits)
+    call_watched(own_attention, (q, q, q), {}, ATTENTION_BUILTINS, hits)
     assert hits == [] and sys.getprofile() is None
-    checks._call_watched(
+    call_watched(
         lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q), (), {},
         ATTENTION_BUILTINS, hits,
     )  # fmt: skip
@@ -292,9 +295,9 @@ def test_pieces_of_this_and_later_assignments_are_absent(tmp_path):
     ok = import_in(
         tmp_path,
         "from helpers import scaled_dot_product_attention, make_copy_task\n"
-        "import helpers.checks, helpers.fixtures\n"
-        "assert helpers.checks._resolve('helpers.multi_head.MultiHeadAttention') is None\n"
-        "assert helpers.checks._resolve('helpers.attention.causal_mask') is not None\n"
+        "import checks.fixtures, checks.watch\n"
+        "assert checks.watch._resolve('helpers.multi_head.MultiHeadAttention') is None\n"
+        "assert checks.watch._resolve('helpers.attention.causal_mask') is not None\n"
         "print('ok')",
     )
     assert ok.returncode == 0 and "ok" in ok.stdout, ok.stderr
@@ -315,8 +318,7 @@ def test_every_helpers_module_is_placed(tmp_path):
     imports. (A piece imported inside a function, as helpers.interop does, fails only when
     called, with the absent piece's own message.)"""
     placed = {m for ms in pieces.PIECES.values() for m in ms}
-    support = {"__init__", "checks", "data", "diagrams", "explain", "fixtures", "interop",
-               "plotting", "printing", "timing", "tracing"}  # fmt: skip
+    support = {"__init__", "data", "interop", "pictures"}
     helpers_dir = REPO / "helpers"
     packages = {p.name for p in helpers_dir.iterdir() if (p / "__init__.py").is_file()}
     modules = {p.stem for p in helpers_dir.glob("*.py")} | packages
@@ -324,25 +326,29 @@ def test_every_helpers_module_is_placed(tmp_path):
     first = next(iter(pieces.PIECES))
     assert set(pieces.absent_modules(first)) == placed
     pieces.filtered_copy(helpers_dir, tmp_path / "helpers", first)
-    names = sorted(support - {"__init__"})
+    names = sorted(support - {"__init__", "pictures"})  # pictures: a stub, below
     done = import_in(
         tmp_path,
         f"import importlib\nfor m in {names!r}:\n    importlib.import_module('helpers.' + m)\n"
         "print('ok')",
     )
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr
+    drawn = import_in(tmp_path, "from helpers.pictures.plotting import plot_attention")
+    assert "helpers.pictures cannot be imported here" in drawn.stderr, drawn.stderr
+    drawn = import_in(tmp_path, "import helpers; helpers.best_time")
+    assert "helpers.pictures cannot be imported here" in drawn.stderr, drawn.stderr
     assert pieces.absent_modules("unknown") == {}
 
 
-def test_grader_and_references_are_not_in_helpers():
-    names = {p.name for p in (REPO / "helpers").glob("*.py")}
-    assert "grading.py" not in names
-    for path in (REPO / "helpers").glob("*.py"):
-        imports = re.findall(r"^\s*(?:from|import) autograder[.\w]*.*$", path.read_text(), re.M)
-        # Only the learner's own working copy judges (visible checks, with the solution's
-        # values from expected_visible.json); the sandbox never has autograder.
-        allowed = ["from autograder.verdicts import judge"] if path.name == "checks.py" else []
-        assert [line.strip() for line in imports] == allowed, (path.name, imports)
+def test_the_kernel_side_never_imports_the_grader():
+    """helpers and checks are what a grading kernel has; neither names autograder or course
+    (tests/test_architecture.py checks every arrow; this says it for the sandbox's two)."""
+    for package in ("helpers", "checks"):
+        for path in (REPO / package).rglob("*.py"):
+            imports = re.findall(
+                r"^\s*(?:from|import) (?:autograder|course)\b.*$", path.read_text(), re.M
+            )
+            assert imports == [], (path, imports)
 
 
 # ---------------------------------------------------------------------------------------
@@ -360,7 +366,7 @@ def test_replay_fails_loudly_when_the_solution_fails_its_own_test(tmp_path, monk
     nb.cells = [
         nbformat.v4.new_code_cell("def f():\n    return 2", metadata={"nbgrader": meta}),
         nbformat.v4.new_code_cell(
-            "from helpers.checks import Test\nt = Test('test_f')\nt.equal('f()', f(), 3)",
+            "from checks import Test\nt = Test('test_f')\nt.equal('f()', f(), 3)",
             metadata={"nbgrader": test},
         ),
     ]

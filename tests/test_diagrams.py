@@ -1,11 +1,12 @@
-"""Tests for helpers.diagrams: the drawings show the shapes of the live model they are given."""
+"""Tests for helpers.pictures.diagrams: the drawings show the shapes of the live model they are
+given."""
 
 import matplotlib.pyplot as plt
 import pytest
 import torch
 
 import helpers
-from helpers.diagrams import (
+from helpers.pictures.diagrams import (
     BOX_GID,
     SHAPE_GID,
     draw_head_split,

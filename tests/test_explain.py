@@ -1,4 +1,4 @@
-"""Messages that teach: crashes explained (helpers/explain.py), known mistakes named
+"""Messages that teach: crashes explained (checks/explain.py), known mistakes named
 (``like=``), inputs changed in place (``Test.unchanged``), tuples returned (``returns=``), and
 the kernel-less grader that the mistake table runs on (autograder/dry.py).
 
@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import checks
 from autograder import dry, verdicts
-from helpers import checks, explain
-from helpers.checks import Test, encode
+from checks import Test, encode, explain
 
 
 def error_of(fn) -> BaseException:
@@ -131,7 +131,7 @@ def attention(q, k, v, mask=None):
 
 
 def test_a_crash_in_a_call_says_inputs_contract_and_meaning(monkeypatch):
-    monkeypatch.delenv("HELPERS_CHECKS", raising=False)
+    monkeypatch.delenv("CHECKS_MODE", raising=False)
     q = torch.randn(2, 4, 8)
     with pytest.raises(RuntimeError) as info:
         Test("t").call(attention, q, q, q, torch.ones(4, 4, dtype=torch.bool))
@@ -169,7 +169,7 @@ def test_an_exception_with_its_own_constructor_still_explains():
 
 
 def test_returns_checks_the_tuple(monkeypatch):
-    monkeypatch.delenv("HELPERS_CHECKS", raising=False)
+    monkeypatch.delenv("CHECKS_MODE", raising=False)
     with pytest.raises(TypeError, match=r"should return 2 values.*float32 tensor \(2, 3\)"):
         Test("t").call(lambda x: x, torch.zeros(2, 3), returns=2, what="attention")
     out = Test("t").call(lambda x: (x, x), torch.zeros(1), returns=2)
@@ -267,7 +267,7 @@ def tiny_assignment(tmp_path) -> tuple:
             metadata={"nbgrader": sol},
         ),
         nbformat.v4.new_code_cell(
-            "from helpers.checks import Test\nt = Test('test_f')\n"
+            "from checks import Test\nt = Test('test_f')\n"
             "t.close('f(1)', t.call(f, 1.0))\n"
             "### BEGIN HIDDEN TESTS\nt.close('f(5)', t.call(f, 5.0))\n### END HIDDEN TESTS\n",
             metadata={"nbgrader": test},

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "_ext"))
 import bilingual_figures as bf  # noqa: E402
 import zh_figures  # noqa: E402
 
-from helpers.plotting import missing_glyphs  # noqa: E402
+from helpers.pictures.plotting import missing_glyphs  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from autograder import pieces
+from checks.fixtures import copy_from_torch, copy_mha_weights, randomize_
 from helpers import (
     Decoder,
     DecoderLayer,
@@ -23,7 +24,6 @@ from helpers import (
     sinusoidal_positional_encoding,
     split_heads,
 )
-from helpers.fixtures import copy_from_torch, copy_mha_weights, randomize_
 from helpers.interop import from_torch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -237,7 +237,7 @@ def test_interop_works_while_the_pieces_it_builds_are_absent(tmp_path):
     code = """
 import torch
 from torch import nn
-from helpers.fixtures import copy_mha_weights
+from checks.fixtures import copy_mha_weights
 from helpers.interop import from_torch
 
 class Learners(nn.Module):

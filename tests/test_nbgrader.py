@@ -258,16 +258,16 @@ import types
 import numpy as np
 import torch
 
-import helpers.checks
+import checks
 
 np.abs = functools.partial(np.abs)  # a C function in disguise
 np.allclose = lambda *args, **kwargs: True
 torch.allclose = lambda *args, **kwargs: True
 builtins.AssertionError = type("Quiet", (Exception,), {})
 np.testing.assert_allclose = lambda *args, **kwargs: None
-helpers.checks.Test.close = lambda *args, **kwargs: None
-helpers.checks.Test.equal = lambda *args, **kwargs: None
-sys.modules["helpers.fixtures"] = types.SimpleNamespace(rng=np.random.default_rng)
+checks.Test.close = lambda *args, **kwargs: None
+checks.Test.equal = lambda *args, **kwargs: None
+sys.modules["checks.fixtures"] = types.SimpleNamespace(rng=np.random.default_rng)
 """
 NEUTER_TESTS = """
 def neuter(lines):
@@ -505,8 +505,8 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
                 "    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()",
             ),
             "imports",
-            "import helpers.checks as hc\n\n"
-            "hc._call_watched = lambda fn, args, kwargs, forbidden, hits: fn(*args, **kwargs)",
+            "import checks.recorder as hc\n\n"
+            "hc.call_watched = lambda fn, args, kwargs, forbidden, hits: fn(*args, **kwargs)",
         ),
         "switches the in-kernel monitor off, then calls torch.softmax",
     )

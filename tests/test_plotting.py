@@ -1,4 +1,5 @@
-"""Tests for helpers.plotting: CJK font setup, glyph coverage and the plotting functions."""
+"""Tests for helpers.pictures.plotting: CJK font setup, glyph coverage and the plotting
+functions."""
 
 import warnings
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 from matplotlib import font_manager
 
-from helpers.plotting import (
+from helpers.pictures.plotting import (
     cjk_font_has_glyphs,
     cjk_font_path,
     missing_glyphs,

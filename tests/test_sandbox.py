@@ -356,7 +356,7 @@ def attacked_class(tmp_path_factory, listener):
         dest.write_text(json.dumps(nb))
     collected = run_course(root, "collect", str(downloads))
     course_files = tree_hash(
-        *(REPO / p for p in ("helpers", "solutions", "exercises", "autograder", "tools")),
+        *(REPO / p for p in ("helpers", "checks", "solutions", "exercises", "autograder", "tools")),
         REPO / "course",
         REPO / "nbgrader_config.py",
     )
@@ -418,7 +418,7 @@ def test_gradebook_untouched_by_kernels(attacked_class):
 def test_course_files_and_other_learners_unchanged(attacked_class):
     root = attacked_class["root"]
     assert attacked_class["course_files"] == tree_hash(
-        *(REPO / p for p in ("helpers", "solutions", "exercises", "autograder", "tools")),
+        *(REPO / p for p in ("helpers", "checks", "solutions", "exercises", "autograder", "tools")),
         REPO / "course",
         REPO / "nbgrader_config.py",
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.scan import Scan
-from helpers.checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS
+from checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = json.loads((REPO / "solutions/01_attention/attention.ipynb").read_text("utf-8"))
@@ -46,7 +46,7 @@ def test_the_solution_and_scratch_comparisons_pass():
     scratch = (
         "import torch\nprint(torch.softmax(torch.ones(3), 0))\n%time y = 1\n!ls\n"
         "import os, socket\nprint(os.getcwd())\n"
-        "from helpers.checks import Test\nt = Test('test_softmax')\nt.close('x', softmax(1))\n"
+        "from checks import Test\nt = Test('test_softmax')\nt.close('x', softmax(1))\n"
     )  # a test's visible code pasted into a scratch cell is not tampering
     nb = learner(extra=scratch)
     for grade_id in ("test_softmax", "test_attention_numpy", "test_sdpa", "test_dtypes"):
@@ -76,10 +76,10 @@ def test_the_solution_and_scratch_comparisons_pass():
         "    from torch.distributions.utils import logits_to_probs as p\n"
         "    return p(torch.as_tensor(x).movedim(axis, -1)).movedim(-1, axis).numpy()",
         # through another module's own import of torch
-        "    from helpers.checks import torch as T2\n"
-        "    return T2.softmax(T2.as_tensor(x), axis).numpy()",
-        "    import helpers.checks as hc\n"
-        "    return hc.torch.nn.functional.softmax(hc.torch.as_tensor(x), axis).numpy()",
+        "    from helpers.interop import F as F2\n"
+        "    return F2.softmax(torch.as_tensor(x), axis).numpy()",
+        "    import helpers.interop as hi\n"
+        "    return hi.nn.functional.softmax(torch.as_tensor(x), axis).numpy()",
         # a star import: what it binds, in whichever cell it runs
         "    return sm(torch.as_tensor(x), axis).numpy()",
     ],
@@ -114,7 +114,7 @@ def test_private_names_computed_names_and_test_variables(body):
 @pytest.mark.parametrize(
     "cell",
     [
-        "import helpers.checks as hc\nhc._call_watched = lambda fn, a, k, f, h: fn(*a, **k)",
+        "import checks.watch as hc\nhc.call_watched = lambda fn, a, k, f, h: fn(*a, **k)",
         "import torch\ntorch.softmax = lambda *a, **k: None",
         "import sys\nframe = sys._getframe(0)",
         "import gc\nobjs = gc.get_objects()",
@@ -132,7 +132,7 @@ def test_private_names_computed_names_and_test_variables(body):
         "import builtins",
         "import torch.ops",
         "import operator\nf = operator.attrgetter('softmax')",
-        "from helpers import checks\nchecks.Test.close = lambda *a, **k: None",
+        "import checks\nchecks.Test.close = lambda *a, **k: None",
     ],
 )
 def test_tampering_anywhere_fails_every_test(cell):
@@ -152,5 +152,5 @@ def test_a_star_import_that_binds_a_forbidden_name_is_named():
     assert message and "`from torch.nn.functional import *`" in message, message
     assert "Import only the names you need" in message
     # a star import of a module without such a name changes nothing
-    nb["cells"][-1]["source"] = "from math import *\nfrom helpers.checks import *\n"
+    nb["cells"][-1]["source"] = "from math import *\nfrom checks import *\n"
     assert problem(nb) is None

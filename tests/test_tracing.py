@@ -1,5 +1,5 @@
-"""Tests for helpers.tracing, the shape tracer behind the course's dimension tables, and for the
-other helpers that chapters print with: helpers.printing and helpers.timing."""
+"""Tests for helpers.pictures.tracing, the shape tracer behind the course's dimension tables, and
+for the other helpers that chapters print with: helpers.pictures.printing and .timing."""
 
 import time
 
@@ -8,9 +8,14 @@ import torch
 from torch import nn
 
 from helpers.model import Transformer, TransformerConfig
-from helpers.printing import format_difference, format_vector
-from helpers.timing import best_time
-from helpers.tracing import ShapeRecord, format_shape_table, print_shape_table, trace_shapes
+from helpers.pictures.printing import format_difference, format_vector
+from helpers.pictures.timing import best_time
+from helpers.pictures.tracing import (
+    ShapeRecord,
+    format_shape_table,
+    print_shape_table,
+    trace_shapes,
+)
 
 
 def _mlp() -> nn.Sequential:

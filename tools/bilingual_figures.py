@@ -116,7 +116,7 @@ def cjk_family() -> str:
     """Family name of the course's CJK font, registered with matplotlib (rcParams untouched)."""
     from matplotlib import font_manager
 
-    from helpers.plotting import cjk_font_path
+    from helpers.pictures.plotting import cjk_font_path
 
     path = cjk_font_path()
     if not any(Path(entry.fname) == path for entry in font_manager.fontManager.ttflist):

@@ -3,7 +3,7 @@
 A test cell runs the learner's functions on its inputs and hands each result to a
 :class:`Test`::
 
-    from helpers.checks import Test
+    from checks import Test
 
     t = Test("test_softmax")          # the cell's nbgrader grade_id
     out = t.call(softmax, x, forbidden=SOFTMAX_BUILTINS)
@@ -18,169 +18,39 @@ change a verdict; a missing, repeated or malformed observation scores 0.
 
 Three modes:
 
-* **record** (``HELPERS_CHECKS=record``, set by the grading sandbox): each check is published as a
-  ``application/vnd.afz.check+json`` display output of the test cell, and nothing is judged.
+* **record** (``CHECKS_MODE=record``, set by the grading sandbox): each check is published as a
+  ``application/vnd.afz.check+json`` display output of the test cell (:mod:`checks.record`),
+  and nothing is judged.
 * **replay** (the grader's own process): :func:`replay_into` collects the solution's values.
 * **local** (a learner working in Jupyter): each check is judged at once against the
   solution's values of the visible tests, read from ``expected_visible.json`` next to the
   notebook, and a failure raises ``AssertionError`` with the teaching message.
 
 Rules for test cells: names and hints are fixed text (they may use the test's inputs, never
-the learner's results); inputs are seeded (:mod:`helpers.fixtures`); every value a check
+the learner's results); inputs are seeded (:mod:`checks.fixtures`); every value a check
 records is small (a few thousand numbers).
 """
 
 from __future__ import annotations
 
-import base64
-import inspect
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from helpers import explain
+from . import explain
+from .compare import judge
+from .record import MIME, encode
+from .watch import call_watched
 
-MIME = "application/vnd.afz.check+json"
 EXPECTED_FILE = "expected_visible.json"
 SOLUTION = None  # ``expected=SOLUTION`` (the default): the solution's value of the same check
 
 _replay_sink: list[dict[str, Any]] | None = None
 _collect_sink: list[dict[str, Any]] | None = None
-
-# The PyTorch built-ins that do a task's job. Detecting them in the learner's code is a
-# best effort (a profiler hook on this thread); the real defence is that the course's own
-# reference is absent while an assignment is graded.
-SOFTMAX_BUILTINS = (
-    "torch.softmax",
-    "torch.nn.functional.softmax",
-    "torch.Tensor.softmax",
-    "torch.special.softmax",
-    "torch.log_softmax",
-    "torch.nn.functional.log_softmax",
-    "torch.Tensor.log_softmax",
-    "torch.special.log_softmax",
-    "torch.nn.Softmax",
-    "torch.nn.LogSoftmax",
-    # the same sum under other names: softmin(-x), a distribution's probabilities from logits
-    "torch.nn.functional.softmin",
-    "torch.nn.functional.gumbel_softmax",
-    "torch.nn.Softmin",
-    "torch.nn.Softmax2d",
-    "torch.distributions.utils.logits_to_probs",
-    "torch.distributions.Categorical",
-    "torch.distributions.OneHotCategorical",
-    "torch.distributions.Multinomial",
-    "torch.distributions.RelaxedOneHotCategorical",
-)
-ATTENTION_BUILTINS = (
-    "helpers.attention.scaled_dot_product_attention",
-    "torch.nn.functional.scaled_dot_product_attention",
-    "torch.nn.attention.flex_attention.flex_attention",
-    "torch.nn.MultiheadAttention",
-    "torch.nn.functional.multi_head_attention_forward",
-    "helpers.multi_head.MultiHeadAttention",
-)
-MASK_BUILTINS = (
-    "helpers.attention.causal_mask",
-    "helpers.attention.padding_mask",
-    "helpers.attention.target_mask",
-)
-HEADS_BUILTINS = (
-    "helpers.multi_head.split_heads",
-    "helpers.multi_head.merge_heads",
-)
-MULTI_HEAD_BUILTINS = (
-    "helpers.multi_head.MultiHeadAttention",
-    "helpers.multi_head.split_heads",
-    "helpers.multi_head.merge_heads",
-    "torch.nn.MultiheadAttention",
-    "torch.nn.functional.multi_head_attention_forward",
-)
-POSITIONAL_BUILTINS = (
-    "helpers.positional.sinusoidal_positional_encoding",
-    "helpers.positional.PositionalEncoding",
-    "helpers.positional.LearnedPositionalEncoding",
-    "helpers.positional.TokenEmbedding",
-)
-ENCODER_BUILTINS = (
-    "helpers.layers.FeedForward",
-    "helpers.layers.AddNorm",
-    "helpers.layers.EncoderLayer",
-    "helpers.layers.Encoder",
-    "torch.nn.TransformerEncoderLayer",
-    "torch.nn.TransformerEncoder",
-    "torch.nn.Transformer",
-)
-DECODER_BUILTINS = (
-    "helpers.decoder.DecoderLayer",
-    "helpers.decoder.Decoder",
-    "torch.nn.TransformerDecoderLayer",
-    "torch.nn.TransformerDecoder",
-    "torch.nn.Transformer",
-)
-MODEL_BUILTINS = (
-    "helpers.model.Transformer",
-    "torch.nn.Transformer",
-    "torch.nn.TransformerEncoder",
-    "torch.nn.TransformerDecoder",
-    "torch.nn.TransformerEncoderLayer",
-    "torch.nn.TransformerDecoderLayer",
-)
-TRAINING_BUILTINS = (
-    "helpers.training.train_step",
-    "helpers.training.train",
-    "helpers.training.sequence_loss",
-)
-DECODING_BUILTINS = (
-    "helpers.decoding.greedy_decode",
-    "helpers.decoding.beam_search",
-    "helpers.decoding.next_token_logits",
-    "helpers.training.exact_match",
-)
-
-
-# ---------------------------------------------------------------------------------------
-# Encoding (JSON only: the grader never unpickles anything a notebook produced)
-# ---------------------------------------------------------------------------------------
-def encode(value: Any) -> Any:
-    """``value`` as JSON data: numbers, strings, lists, ``{"nd": ...}`` arrays, ``None``."""
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        return value if abs(value) < 2**53 else float(value)
-    if isinstance(value, float):
-        return value if np.isfinite(value) else {"float": repr(value)}
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        t = value.detach().cpu()
-        kind = str(t.dtype).removeprefix("torch.")
-        if t.is_floating_point() or t.is_complex():
-            t = t.double()
-        return _nd(t.numpy(), kind)
-    if isinstance(value, np.ndarray | np.generic):
-        return _nd(np.asarray(value), str(np.asarray(value).dtype))
-    if isinstance(value, list | tuple) or type(value).__name__ == "Size":
-        return {"list": [encode(v) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": {str(k): encode(v) for k, v in value.items()}}
-    return {"type": type(value).__name__}
-
-
-def _nd(a: np.ndarray, kind: str) -> dict[str, Any]:
-    if a.dtype == bool:
-        data = a.astype(np.uint8)
-    elif np.issubdtype(a.dtype, np.integer):
-        data = a.astype("<i8")
-    elif np.issubdtype(a.dtype, np.floating):
-        data = a.astype("<f8")
-    else:
-        return {"type": f"array of {a.dtype}"}
-    raw = base64.b64encode(np.ascontiguousarray(data).tobytes()).decode("ascii")
-    return {"nd": {"kind": kind, "dtype": str(data.dtype), "shape": list(a.shape), "data": raw}}
 
 
 def _shape(x: Any) -> Any:
@@ -190,9 +60,6 @@ def _shape(x: Any) -> Any:
     return [int(n) for n in shape]
 
 
-# ---------------------------------------------------------------------------------------
-# The recorder
-# ---------------------------------------------------------------------------------------
 class Test:
     """The observations of one test cell (``grade_id``), handed to the grader one by one."""
 
@@ -207,7 +74,7 @@ class Test:
             else "collect"
             if _collect_sink is not None
             else "record"
-            if os.environ.get("HELPERS_CHECKS") == "record"
+            if os.environ.get("CHECKS_MODE") == "record"
             else "local"
         )
         self._expected: dict[str, dict[str, Any]] | None = None
@@ -333,13 +200,13 @@ class Test:
 
         When ``fn`` raises, the error is raised again with what it means here: the inputs'
         shapes and dtypes, the contract (``fn``'s docstring) and the likely mistake
-        (:mod:`helpers.explain`). ``returns=n``: ``fn`` must return a tuple of ``n`` values.
+        (:mod:`checks.explain`). ``returns=n``: ``fn`` must return a tuple of ``n`` values.
         """
         what = what or str(getattr(fn, "__name__", type(fn).__name__))
         forbidden = tuple(forbidden)
         hits: list[str] = []
         try:
-            result = _call_watched(fn, args, kwargs, tuple(forbidden), hits)
+            result = call_watched(fn, args, kwargs, tuple(forbidden), hits)
             if returns is not None:
                 explain.check_returns(result, returns, what)
         except Exception as err:  # noqa: BLE001 - raised again, with what it means
@@ -388,10 +255,6 @@ class Test:
         reference = self._expected.get(key)
         if reference is None:
             return  # a hidden check (or an old expected file): the grader judges it
-        try:
-            from autograder.verdicts import judge
-        except ImportError:
-            return
         message = judge(reference, json.loads(json.dumps(encode(actual))))
         if message:
             raise AssertionError(message)
@@ -434,145 +297,3 @@ def collect_into(sink: list[dict[str, Any]] | None) -> None:
     (``autograder/dry.py``, a kernel-less grading run); ``None``: stop."""
     global _collect_sink
     _collect_sink = sink
-
-
-# ---------------------------------------------------------------------------------------
-# Watching for forbidden built-ins (best effort)
-# ---------------------------------------------------------------------------------------
-def _resolve(dotted: str) -> Any:
-    import importlib
-
-    parts = dotted.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[i:]:
-                obj = getattr(obj, attr)
-        except (AttributeError, ImportError):  # an absent piece (a stub) resolves to None
-            return None
-        return obj
-    return None
-
-
-def _real(path: str) -> str:
-    return os.path.normcase(os.path.realpath(path))
-
-
-class _Targets:
-    """Code locations (file, qualname prefix) and built-in names to watch for."""
-
-    def __init__(self, forbidden: Iterable[str]) -> None:
-        self.code: dict[str, list[tuple[str, str]]] = {}  # file -> [(qualname, label)]
-        self.builtin_names: dict[str, str] = {}
-        self.builtin_ids: dict[int, str] = {}
-        for dotted in forbidden:
-            obj = _resolve(dotted)
-            if obj is None:
-                continue
-            obj = inspect.unwrap(obj) if callable(obj) else obj
-            if inspect.isclass(obj):
-                try:
-                    file = inspect.getsourcefile(obj)
-                except TypeError:
-                    file = None
-                if file:
-                    self.code.setdefault(_real(file), []).append((obj.__qualname__ + ".", dotted))
-            elif hasattr(obj, "__code__"):
-                code = obj.__code__
-                self.code.setdefault(_real(code.co_filename), []).append((code.co_qualname, dotted))
-            else:  # a C built-in or method descriptor
-                self.builtin_ids[id(obj)] = dotted
-                name = getattr(obj, "__name__", None)
-                if name:
-                    self.builtin_names[name] = dotted
-        self._file_cache: dict[str, str] = {}
-
-    def match_code(self, code: Any) -> str | None:
-        file = self._file_cache.get(code.co_filename)
-        if file is None:
-            file = self._file_cache[code.co_filename] = _real(code.co_filename)
-        for qualname, label in self.code.get(file, ()):
-            if code.co_qualname == qualname or (
-                qualname.endswith(".") and code.co_qualname.startswith(qualname)
-            ):
-                return label
-        return None
-
-    def match_builtin(self, fn: Any) -> str | None:
-        label = self.builtin_ids.get(id(fn))
-        if label is None:
-            label = self.builtin_names.get(getattr(fn, "__name__", None) or "")
-        return label
-
-
-_MONITOR_SWITCHES = {"setprofile", "settrace"}  # sys.* and threading.* switches
-
-
-def _call_watched(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    forbidden: tuple[str, ...],
-    hits: list[str],
-) -> Any:
-    """Run ``fn`` watched three ways: a profiler hook (Python code of the references, C
-    built-ins called from Python, also in threads started meanwhile) and a torch function
-    mode (torch functions, also when C code such as ``map`` calls them)."""
-    import threading
-
-    targets = _Targets(forbidden)
-
-    def hit(label: str | None) -> None:
-        if label is not None and label not in hits:
-            hits.append(label)
-
-    watching = [True]
-
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if not watching[0]:
-            return
-        if event == "call":
-            hit(targets.match_code(frame.f_code))
-        elif event == "c_call":
-            hit(targets.match_builtin(arg))
-            if getattr(arg, "__name__", "") in _MONITOR_SWITCHES:
-                hit(f"{getattr(arg, '__module__', None) or 'sys'}.{arg.__name__} (it switches "
-                    "the check's monitor off)")  # fmt: skip
-
-    mode = _torch_watch(targets, hit)
-    previous, previous_threads = sys.getprofile(), threading.getprofile()
-    threading.setprofile(hook)
-    sys.setprofile(hook)
-    try:
-        if mode is None:
-            return fn(*args, **kwargs)
-        with mode:
-            return fn(*args, **kwargs)
-    finally:
-        watching[0] = False
-        if sys.getprofile() is not hook:
-            hit("sys.setprofile (it removed the check's monitor)")
-        sys.setprofile(previous)
-        threading.setprofile(previous_threads)
-
-
-def _torch_watch(targets: _Targets, hit: Callable[[str | None], None]) -> Any:
-    if not targets.builtin_ids or "torch" not in sys.modules:
-        return None
-    from torch.overrides import TorchFunctionMode
-
-    class Watch(TorchFunctionMode):
-        def __torch_function__(
-            self,
-            func: Callable[..., Any],
-            types: Any,
-            args: tuple[Any, ...] = (),
-            kwargs: dict[str, Any] | None = None,
-        ) -> Any:
-            hit(targets.match_builtin(func))
-            return func(*args, **(kwargs or {}))
-
-    return Watch()

@@ -3,7 +3,7 @@
 Everything in this module builds what a test feeds the learner's code: seeded arrays, seeded
 weights put into the learner's module by parameter name, weights copied from the PyTorch
 modules, and small fake models whose behaviour is known. What the results should be is the
-grader's business (:mod:`helpers.checks`).
+grader's business (:mod:`checks`).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def copy_mha_weights(module: Any, torch_mha: Any) -> None:
     """Copy ``nn.MultiheadAttention`` weights into ``module.{q,k,v,out}_proj`` (nn.Linear)."""
     import torch
 
-    from .interop import torch_state_dict
+    from helpers.interop import torch_state_dict
 
     d = torch_mha.embed_dim
     state = torch_state_dict(torch_mha)
@@ -103,7 +103,7 @@ def copy_from_torch(ours: Any, theirs: Any, what: str) -> None:
     learner's module (course names: ``self_attn``, ``feed_forward.linear1``,
     ``attn_block.norm``, ``layers.0.…``, ``norm``; the mapping is :mod:`helpers.interop`'s).
     """
-    from .interop import torch_state_dict
+    from helpers.interop import torch_state_dict
 
     state = torch_state_dict(theirs)
     expected = set(state)
@@ -266,7 +266,7 @@ def make_bigram_model(vocab_size: int, seed: int) -> Any:
 
 def row_codes(ids: Any, base: int = 16) -> Any:
     """One integer per row of token ids ``(batch, length)``, so that :meth:`Test.agree
-    <helpers.checks.Test.agree>` can judge many decoded rows from few recorded numbers.
+    <checks.Test.agree>` can judge many decoded rows from few recorded numbers.
 
     The code of a row is ``sum_i ids[i] * base**i``: two rows get the same code exactly when
     they are equal up to trailing padding 0. A row with an id outside ``[0, base)``, or with a

@@ -1,6 +1,6 @@
 """What an error raised by a learner's function means, in words that say what to fix.
 
-``explained(err, what, fn, args, kwargs)`` is the error that :meth:`helpers.checks.Test.call`
+``explained(err, what, fn, args, kwargs)`` is the error that :meth:`checks.Test.call`
 raises when the learner's code crashes inside a test: the same kind of exception, whose
 message keeps the original one and adds
 

@@ -38,9 +38,9 @@ from .plotting import plot_attention, use_cjk_font
 from .tracing import Shape, trace_shapes
 
 if TYPE_CHECKING:  # the model's modules are exercises: import them only where they are used
-    from .decoder import DecoderLayer
-    from .model import Transformer
-    from .multi_head import MultiHeadAttention
+    from ..decoder import DecoderLayer
+    from ..model import Transformer
+    from ..multi_head import MultiHeadAttention
 
 BOX_GID = "box"
 SHAPE_GID = "shape"
@@ -428,7 +428,7 @@ def trace_head_split(
     to the caught projection; the recomputed merge must equal what ``out_proj`` received, or a
     RuntimeError is raised. Dropout should be off (``mha.eval()``).
     """
-    from .multi_head import merge_heads, split_heads
+    from ..multi_head import merge_heads, split_heads
 
     key = query if key is None else key
     value = key if value is None else value
