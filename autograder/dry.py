@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autograder import kernel_form, pieces, replay, restore, scan, verdicts
+from autograder import kernel_form, pieces, regions, replay, restore, scan, verdicts
 from checks.record import MIME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ def grade(
             raise RuntimeError(f"dry grading failed:\n{done.stderr[-3000:]}")
         outputs = json.loads(out.read_text(encoding="utf-8"))
     source_nb = json.loads(source.read_text("utf-8"))
-    points = {g: p for g, (_, p) in test_cells(source_nb).items()}
+    points = {g: p for g, (_, p) in regions.test_cells(source_nb).items()}
     results = {}
     for name, nb in notebooks.items():
         cells = outputs.get(name, {})
@@ -104,18 +104,6 @@ def grade(
         score = sum(points[g] for g, v in judged.items() if v.passed)
         results[name] = Graded(float(score), float(sum(points.values())), judged)
     return results
-
-
-def test_cells(nb: dict[str, Any]) -> dict[str, tuple[str, float]]:
-    """``{grade_id: (source, points)}`` of the notebook's test cells."""
-    cells = {}
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution"):
-            text = cell["source"]
-            text = "".join(text) if isinstance(text, list) else text
-            cells[meta["grade_id"]] = (text, float(meta.get("points", 0)))
-    return cells
 
 
 # ---------------------------------------------------------------------------------------

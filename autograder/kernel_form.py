@@ -28,18 +28,14 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from autograder import regions
+
 # check -> how many leading positional arguments the kernel keeps (name and value)
 RECORDED = {"close": 2, "equal": 2, "shape": 2, "agree": 2, "true": 2}
 
 
-def _source(nb_cell: dict[str, Any]) -> str:
-    text = nb_cell.get("source", "")
-    return "".join(text) if isinstance(text, list) else text
-
-
-def _is_test(cell: dict[str, Any]) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+_source = regions.source_of
+_is_test = regions.is_test_cell
 
 
 def kernel_forms(source_nb: dict[str, Any]) -> dict[str, str]:
@@ -62,11 +58,10 @@ def _forms(source_nb: dict[str, Any]) -> dict[str, str]:
     tests = {c["metadata"]["nbgrader"]["grade_id"]: _source(c) for c in cells if _is_test(c)}
     reads_by_cell = []
     for cell in cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
         text = _source(cell)
         if _is_test(cell):
             text = "\n".join(s for s in _kept_text(text))
-        reads_by_cell.append((meta.get("grade_id"), _reads(text)))
+        reads_by_cell.append((regions.nbgrader_meta(cell).get("grade_id"), _reads(text)))
     forms = {}
     for grade_id, text in tests.items():
         elsewhere = set().union(*(r for g, r in reads_by_cell if g != grade_id))

@@ -37,11 +37,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from autograder import stamp
+from autograder import regions, stamp
 from checks.record import MIME
 
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
 REDACTED = "[line hidden: it repeats a hidden test or the solution]"
 MAX_MESSAGE = 2000  # characters of an error message kept in feedback
@@ -115,12 +113,12 @@ class LimitedExecute(Execute):
         return kc
 
     def preprocess_cell(self, cell, resources, index):
-        meta = cell.metadata.get("nbgrader", {})
-        kind = "learner" if meta.get("solution") else "tests" if meta.get("grade") else "setup"
+        kind = {"solution": "learner", "test": "tests"}.get(regions.cell_kind(cell), "setup")
         stamp("cell", kind=kind)
         original = cell.source
-        if kind == "tests" and cell.cell_type == "code":
-            cell.source = self._forms.get(meta.get("grade_id"), original)
+        if regions.is_test_cell(cell):
+            grade_id = str(regions.nbgrader_meta(cell).get("grade_id"))
+            cell.source = self._forms.get(grade_id, original)
         try:
             return super().preprocess_cell(cell, resources, index)
         finally:
@@ -240,10 +238,9 @@ class Verdicts(NbGraderPreprocessor):
         expected = replay.expected_checks(source)  # a ReplayError stops this notebook
         reading = scan.Scan(nb, json.loads(source.read_text(encoding="utf-8")))
         for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            if not regions.is_test_cell(cell):
                 continue
-            grade_id = meta.get("grade_id", "")
+            grade_id = regions.nbgrader_meta(cell).get("grade_id", "")
             verdict = verdicts.judge_test(
                 grade_id,
                 expected.get(grade_id, []),
@@ -255,52 +252,6 @@ class Verdicts(NbGraderPreprocessor):
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
         stamp("verdicts done")
         return nb, resources
-
-
-def _regions(source: str) -> tuple[list[str], list[str]]:
-    """(lines inside solution/hidden-test regions, lines outside) of a cell's source."""
-    inside: list[str] = []
-    outside: list[str] = []
-    region = False
-    for line in source.splitlines():
-        s = line.strip()
-        if s in (SOLUTION_BEGIN, HIDDEN_BEGIN):
-            region = True
-        elif s in (SOLUTION_END, HIDDEN_END):
-            region = False
-        elif s:
-            (inside if region else outside).append(s)
-    return inside, outside
-
-
-def secret_lines(source_notebook: dict) -> set[str]:
-    """Stripped lines that the source has only inside solution or hidden-test regions.
-
-    Trivial lines (brackets, ``else:``, short names) are left out: they say nothing.
-    """
-    hidden: set[str] = set()
-    visible: set[str] = set()
-    for cell in source_notebook.get("cells", []):
-        inside, outside = _regions("".join(cell.get("source", "")))
-        hidden.update(inside)
-        visible.update(outside)
-    secret = {s for s in hidden - visible if len(re.sub(r"[\W_]", "", s)) > 4}
-    return secret - {"else:", "pass", "try:", "return out"}
-
-
-def visible_part(source: str) -> str:
-    """A test cell's source without its hidden-test region (a note stands in its place)."""
-    lines, hidden = [], False
-    for line in source.splitlines():
-        s = line.strip()
-        if s == HIDDEN_BEGIN:
-            hidden = True
-            lines.append(HIDDEN_NOTE)
-        elif s == HIDDEN_END:
-            hidden = False
-        elif not hidden:
-            lines.append(line)
-    return "\n".join(lines)
 
 
 class SafeFeedback(NbGraderPreprocessor):
@@ -318,7 +269,8 @@ class SafeFeedback(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         source = notebook_of(self.source_directory, resources)
         try:
-            self._secret = secret_lines(json.loads(source.read_text()))
+            notebook = json.loads(source.read_text())
+            self._secret = regions.secret_lines(notebook, at_least=regions.REDACT_LENGTH)
         except (OSError, ValueError):
             self._secret = set()
         long_secrets = sorted((x for x in self._secret if len(x) >= 12), key=len, reverse=True)
@@ -333,8 +285,8 @@ class SafeFeedback(NbGraderPreprocessor):
     def _redact(self, text: str) -> str:
         lines = []
         for line in text.split("\n"):
-            s = line.strip()
-            if s and (s in self._secret or (self._long and self._long.search(line))):
+            s = regions.normalize(line)
+            if s and (s in self._secret or (self._long and self._long.search(s))):
                 line = REDACTED
             lines.append(line)
         text = "\n".join(lines)
@@ -343,10 +295,9 @@ class SafeFeedback(NbGraderPreprocessor):
         return text
 
     def _clean(self, cell) -> None:
-        meta = cell.metadata.get("nbgrader", {})
-        is_test = meta.get("grade") and not meta.get("solution")
-        if cell.cell_type == "code" and is_test and not self.show_hidden_tests:
-            cell.source = visible_part(cell.source)
+        is_test = regions.is_test_cell(cell)
+        if is_test and not self.show_hidden_tests:
+            cell.source = regions.without_hidden(cell.source, HIDDEN_NOTE)
         if cell.cell_type == "markdown":
             # A learner's Markdown may hold raw HTML (<script>, onerror=...): shown as text.
             cell.source = TAG_START.sub("&lt;", self._redact(cell.source))

@@ -32,19 +32,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograder import regions
+
 ROOT = Path(__file__).resolve().parent.parent
-HIDDEN = re.compile(
-    r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S
-)
 FORMAT = 1
 
 
 class ReplayError(RuntimeError):
     """The solution notebook could not be replayed (a bug in the course, not the learner)."""
-
-
-def strip_hidden(source: str) -> str:
-    return HIDDEN.sub("", source)
 
 
 # What picks PyTorch's CPU kernels (and so the last bits of a float): the same notebook gives
@@ -131,7 +126,7 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
     import nbformat
 
     import checks
-    from autograder.verdicts import judge
+    from checks.compare import judge
 
     nb = nbformat.read(source, as_version=4)
     namespace: dict[str, Any] = {"__name__": "__main__"}
@@ -143,8 +138,8 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
         if not meta:
             continue  # an ungraded scratch cell ("Try it")
         grade_id = meta.get("grade_id", f"cell {index}")
-        is_test = meta.get("grade") and not meta.get("solution")
-        code = strip_hidden(cell.source) if is_test and visible_only else cell.source
+        is_test = regions.is_test_cell(cell)
+        code = regions.without_hidden(cell.source) if is_test and visible_only else cell.source
         sink: list[dict[str, Any]] = []
         checks.replay_into(sink if is_test else None)
         out = io.StringIO()

@@ -23,24 +23,20 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from autograder import regions
+
 NOTE_ID = "afz-grader-note"
 
 
-def _meta(cell: dict[str, Any]) -> dict[str, Any]:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
+_meta = regions.nbgrader_meta
 
 
 def _kind(cell: dict[str, Any]) -> str:
     """ "solution", "fixed" (a test or read-only cell) or "" for a release cell."""
-    meta = _meta(cell)
-    if not meta.get("grade_id"):
+    if not _meta(cell).get("grade_id"):
         return ""
-    if meta.get("solution"):
-        return "solution"
-    if meta.get("grade") or meta.get("locked"):
-        return "fixed"
-    return ""
+    kind = regions.cell_kind(cell)
+    return {"solution": "solution", "test": "fixed", "locked": "fixed"}.get(kind, "")
 
 
 def _key(cell: dict[str, Any]) -> tuple:

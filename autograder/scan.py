@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder import kernel_form
+from autograder import kernel_form, regions
 
 # Modules whose use reaches into the running interpreter or the checking code.
 ESCAPE_MODULES = (
@@ -170,13 +170,13 @@ class Scan:
         test_bound: set[str] = set()
         self.forms = kernel_form.kernel_forms(source_nb)
         for cell in source_nb.get("cells", []):
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.get("cell_type") != "code" or meta.get("solution"):
+            meta, kind = regions.nbgrader_meta(cell), regions.cell_kind(cell)
+            if cell.get("cell_type") != "code" or kind == "solution":
                 continue
             if meta.get("grade_id"):
                 course_ids.add(meta["grade_id"])
-            names = _bound_names(_text(cell), imports=not meta.get("grade"))
-            if meta.get("grade"):
+            names = _bound_names(_text(cell), imports=kind != "test")
+            if kind == "test":
                 test_bound |= names
             else:
                 course_bound |= names
@@ -190,8 +190,8 @@ class Scan:
             if cell.get("cell_type") != "code":
                 continue
             number += 1
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("grade_id") in course_ids and not meta.get("solution"):
+            meta = regions.nbgrader_meta(cell)
+            if meta.get("grade_id") in course_ids and regions.cell_kind(cell) != "solution":
                 continue  # restored from the source by nbgrader: the course's code
             for tree in self._parse(number, _text(cell)):
                 learner_trees.append((number, tree))

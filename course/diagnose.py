@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autograder import regions
 from course.config import Course
 from course.entries import check_notebook
 from course.runner import SERVER_STOPPED, grader_memory_mb
@@ -35,13 +36,11 @@ def locked_cells(path: Path) -> dict[str, str]:
         nb = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    cells = {}
-    for cell in nb.get("cells", []):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") or meta.get("locked"):
-            if not meta.get("solution"):
-                cells[meta.get("grade_id", "")] = "".join(cell.get("source", ""))
-    return cells
+    return {
+        regions.nbgrader_meta(cell).get("grade_id", ""): regions.source_of(cell)
+        for cell in nb.get("cells", [])
+        if regions.cell_kind(cell) in ("test", "locked")
+    }
 
 
 def _submission_notes(course: Course, submitted: Path) -> list[str]:

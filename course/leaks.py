@@ -1,12 +1,9 @@
-"""The solution-leak scanner: which lines of a source notebook are secret, and where they show.
+"""The solution-leak scanner: where the secret lines of a source notebook show.
 
-A line is *secret* when the source notebook has it inside a solution or hidden-test region
-(``### BEGIN SOLUTION`` ... ``### END SOLUTION``, ``### BEGIN HIDDEN TESTS`` ...
-``### END HIDDEN TESTS``) and nowhere outside those regions, it is not a comment, it is not a
-generic line (``NOT_SECRET``), and it has at least ``MIN_LINE_LENGTH`` characters once its
-whitespace is collapsed. Shorter lines (``return out``, ``d_k = q.size(-1)``) are too common
-to mean a leak; every region of the course's solutions has a longer secret line
-(``tests/test_nbgrader.py`` checks it), so a region that leaks whole is always found.
+What a secret line is (inside a solution or hidden-test region and nowhere outside one, not a
+comment, long enough to mean something) is defined once, in ``autograder/regions.py``; here
+they count from ``LEAK_LENGTH`` (25) characters, since shorter lines (``return out``,
+``d_k = q.size(-1)``) are too common in the chapters to mean a leak.
 
 ``check-release`` asks whether a released exercise has a secret line (``leaked_lines``);
 ``tests/test_book_build.py`` whether the built site shows one anywhere (``find_leaks``).
@@ -19,27 +16,18 @@ import json
 import re
 from pathlib import Path
 
-MIN_LINE_LENGTH = 25
-NOT_SECRET = frozenset({"start = time.perf_counter()"})
-REGIONS = (
-    ("### BEGIN SOLUTION", "### END SOLUTION"),
-    ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
-)
+from autograder import regions as marked
+from autograder.regions import normalize
+
 # Files of a built site searched as text (images and fonts are not).
 TEXT_SUFFIXES = frozenset({".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".xml"})
 _TAG = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
-
-
-def normalize(text: str) -> str:
-    """``text`` with every run of whitespace made one space, stripped."""
-    return _SPACE.sub(" ", text).strip()
 
 
 def cell_sources(notebook: Path) -> list[str]:
     """The source of every cell of ``notebook``, code and Markdown."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
+    return [marked.source_of(c) for c in cells]
 
 
 def notebook_text(notebook: Path) -> str:
@@ -47,45 +35,18 @@ def notebook_text(notebook: Path) -> str:
     return "\n".join(cell_sources(notebook)) if notebook.exists() else ""
 
 
-def _split(source: Path) -> tuple[list[list[str]], set[str]]:
-    """(normalized lines of each solution or hidden-test region, lines outside them)."""
-    regions: list[list[str]] = []
-    outside: set[str] = set()
-    for text in cell_sources(source):
-        end = None
-        for raw in text.splitlines():
-            line = normalize(raw)
-            if end is None:
-                end = next((e for begin, e in REGIONS if line.startswith(begin)), None)
-                if end is not None:
-                    regions.append([])
-                elif line:
-                    outside.add(line)
-            elif line.startswith(end):
-                end = None
-            elif line:
-                regions[-1].append(line)
-    return regions, outside
-
-
 def regions(source: Path) -> list[list[str]]:
     """The normalized, non-blank lines of each solution or hidden-test region of ``source``."""
-    return _split(source)[0]
+    return marked.regions(json.loads(source.read_text(encoding="utf-8")))
 
 
 def secret_lines(source: Path, public: str = "") -> set[str]:
-    """The secret lines of the source notebook ``source`` (normalized; see the module doc),
+    """The secret lines of the source notebook ``source`` (from ``LEAK_LENGTH`` characters),
     less those that occur anywhere in the text ``public`` (e.g. the student version, where a
     hint may quote a line inside a sentence, or the published reference code)."""
-    inside, outside = _split(source)
-    candidates = {
-        line
-        for region in inside
-        for line in region
-        if len(line) >= MIN_LINE_LENGTH and not line.startswith("#")
-    }
+    secret = marked.secret_lines(json.loads(source.read_text(encoding="utf-8")))
     public = normalize(public)
-    return {s for s in candidates - outside - NOT_SECRET if s not in public}
+    return {s for s in secret if s not in public}
 
 
 def leaked_lines(source: Path, student: Path) -> list[str]:

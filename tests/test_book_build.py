@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course.leaks import MIN_LINE_LENGTH, find_leaks, leaked_lines, notebook_text, secret_lines
+from autograder.regions import LEAK_LENGTH
+from course.leaks import find_leaks, leaked_lines, notebook_text, secret_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML_ROOT = ROOT / "_build" / "html"
@@ -91,7 +92,7 @@ def test_secret_lines_keep_long_solution_and_hidden_test_lines(tmp_path):
     assert "assert torch.allclose(attend(q, k, v, None), expected_hidden_output)" in lines
     # in the student version too, so not secret; and too short to search for
     assert "scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))" not in lines
-    assert len("return weights @ v") < MIN_LINE_LENGTH
+    assert len("return weights @ v") < LEAK_LENGTH
     assert "return weights @ v" not in lines
     assert secret_lines(solution) >= lines  # without a student version nothing is removed
     # quoted inside a sentence of the public text: not secret either

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import checks.recorder
-from autograder import pieces, replay, verdicts
+from autograder import pieces, regions, replay, verdicts
 from checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS, Test, encode
 from checks.compare import judge
 from checks.record import decode
@@ -381,4 +381,8 @@ def test_replay_fails_loudly_when_the_solution_fails_its_own_test(tmp_path, monk
 
 def test_hidden_parts_are_stripped_for_the_visible_file():
     text = "a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3\n"
-    assert replay.strip_hidden(text) == "a = 1\nc = 3\n"
+    assert regions.without_hidden(text) == "a = 1\nc = 3\n"
+    assert (
+        regions.without_hidden("  ### BEGIN HIDDEN TESTS x\nb\n  ### END HIDDEN TESTS\n", "#")
+        == "#\n"
+    )

@@ -33,7 +33,7 @@ import psutil
 import pytest
 
 from autograder import sandbox
-from autograder.nbgrader_plugins import secret_lines
+from autograder.regions import REDACT_LENGTH, secret_lines
 from course.cli import main
 from course.config import Course
 from course.diagnose import OUTCOMES
@@ -446,7 +446,8 @@ def test_no_feedback_shows_hidden_tests_solutions_or_paths(attacked_class):
     root = attacked_class["root"]
     released = read(REPO / "exercises" / A1 / NB)  # what every learner has anyway
     public = "\n".join("".join(c["source"]) for c in released["cells"])
-    secret = {s for s in secret_lines(read(REPO / "solutions" / A1 / NB)) if s not in public}
+    source = read(REPO / "solutions" / A1 / NB)
+    secret = {s for s in secret_lines(source, at_least=REDACT_LENGTH) if s not in public}
     files = sorted((root / "feedback").rglob("*.html"))
     students = {p.parts[-3] for p in files}
     assert {"honest", "nowork", "hook", "secrets"} <= students, students
