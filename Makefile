@@ -16,7 +16,9 @@ STAMP := $(VENV)/.installed
 # Sources checked by ruff (only those that exist yet).
 LINT_PATHS := $(wildcard helpers checks autograder tests benchmarks chapters _ext)
 LINT_PATHS += $(wildcard course nbgrader_config.py tools solutions conftest.py)
-# What `make test` hands to pytest, in one invocation; extend here (e.g. nbval on chapters/).
+# The tests' tiers are folders: tests/unit is the fast tier (`make check`); tests/grading and
+# tests/book are the slow tier (their conftest.py marks each test `slow`).
+# What `make test` hands to pytest, in one invocation: every tier, and the chapters.
 # With --nbval, pytest also re-runs every notebook under these paths and compares its outputs
 # with the stored ones; only chapters/ is listed, so exercises/ and solutions/ are not run.
 TEST_PATHS := $(wildcard tests chapters)
@@ -93,8 +95,8 @@ i18n: $(STAMP) ## Update the Chinese catalogs from the English pages (sphinx-int
 	$(PY) tools/i18n_check.py _build/i18n/_build/gettext
 	$(PY) tools/term_report.py --flags-only
 
-# The browser tests (tests/test_browser.py) drive Debian's Chromium through Playwright for Python
-# (pinned in requirements.txt); `playwright install` is never used. No-op when it is installed.
+# The browser tests (tests/book/test_browser.py) drive Debian's Chromium through Playwright for
+# Python (pinned in requirements.txt); `playwright install` is never used. No-op when installed.
 CHROMIUM := /usr/bin/chromium
 browser-deps: ## Install Debian's Chromium for the browser tests if missing (apt-get, needs root)
 	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
@@ -103,7 +105,7 @@ browser-deps: ## Install Debian's Chromium for the browser tests if missing (apt
 		echo "  apt-get update && apt-get install -y chromium" >&2; \
 		exit 1; \
 	fi; \
-	echo "Installing Debian's chromium (for tests/test_browser.py)"; \
+	echo "Installing Debian's chromium (for tests/book/test_browser.py)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
 # Autograding runs every submission inside bubblewrap (autograder/sandbox.py); setpriv comes
@@ -118,8 +120,9 @@ sandbox-deps: ## Install bubblewrap for the grading sandbox if missing (apt-get,
 	echo "Installing Debian's bubblewrap (the grading sandbox)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap util-linux
 
-# tests/test_postgres.py starts a throwaway PostgreSQL server (tests/postgres.py: initdb into a
-# temporary folder, a Unix socket only) with Debian's server programs. No-op when installed.
+# tests/grading/test_postgres.py starts a throwaway PostgreSQL server (tests/support/postgres.py:
+# initdb into a temporary folder, a Unix socket only) with Debian's server programs. No-op when
+# installed.
 postgres-deps: ## Install Debian's PostgreSQL server programs for the gradebook tests if missing (apt-get, needs root)
 	@if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" -ne 0 ]; then \
@@ -127,7 +130,7 @@ postgres-deps: ## Install Debian's PostgreSQL server programs for the gradebook 
 		echo "  apt-get update && apt-get install -y postgresql" >&2; \
 		exit 1; \
 	fi; \
-	echo "Installing Debian's postgresql (for tests/test_postgres.py)"; \
+	echo "Installing Debian's postgresql (for tests/grading/test_postgres.py)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
 
 lint: $(STAMP) ## Check style with ruff (lint and formatting)
@@ -143,9 +146,10 @@ format: $(STAMP) ## Apply ruff fixes and formatting in place
 typecheck: $(STAMP) ## Type-check helpers, autograder and course with mypy (strict on helpers)
 	$(BIN)/mypy
 
-# The everyday tier: no book build, no browser, no nbval, none of the tests marked slow.
+# The everyday tier: the fast tests of tests/unit; no book build, no browser, no nbval, none
+# of the slow tier (tests/grading, tests/book).
 check: $(STAMP) sandbox-deps lint typecheck ## Everyday check (about 1-2 min): lint, type check, the fast unit tests
-	$(PY) -m pytest tests -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
 test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)

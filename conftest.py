@@ -21,19 +21,6 @@ NOT_NBVAL = {"exercises", "solutions"}
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 pytest_plugins = ["nbval_tolerance"]
 
-# Fixtures that start the slow parts (a class graded by real nbgrader in the sandbox, benchmark
-# runs, a training run, a PostgreSQL server): every test that uses one is in the slow tier,
-# which `make check` skips.
-SLOW_FIXTURES = {
-    "main_class",
-    "adversarial_class",
-    "attacked_class",
-    "merge_runs",
-    "runs",
-    "copy_model",
-    "pg_server",
-}
-
 
 def pytest_ignore_collect(collection_path: Path, config):
     if collection_path.suffix != ".ipynb":
@@ -56,8 +43,10 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # The tests' tiers are their folders (tests/unit; tests/grading and tests/book, whose
+    # conftest.py marks each test slow). A chapter under nbval is slow too.
     for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.suffix == ".ipynb":
+        if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-        if item.path.suffix == ".ipynb":  # a chapter's outputs come from PyTorch's kernels
+            # a chapter's outputs come from PyTorch's kernels
             item.add_marker(pytest.mark.cpu_kernels)

@@ -11,9 +11,9 @@ several edits: each ``old`` must occur exactly once in the cell *sources* of
 from the reference; each replaces the whole source of the named solution cells. Every
 alternative must keep full marks.
 
-``tests/test_grading_cases.py`` grades all of them (``autograder/dry.py``: the verdict code of
-real grading, without a kernel); ``tests/test_nbgrader.py`` grades a sample through the real
-nbgrader and checks that both agree. The instructor guide reports the counts.
+``tests/grading/test_grading_cases.py`` grades all of them (``autograder/dry.py``: the verdict
+code of real grading, without a kernel); ``tests/grading/test_nbgrader.py`` grades a sample
+through the real nbgrader and checks that both agree. The instructor guide reports the counts.
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ def notebooks(assignment: str) -> tuple[dict[str, dict], dict[str, str]]:
 
 
 def sample(assignment: str) -> list[str]:
-    """The notebooks that tests/test_nbgrader.py also grades through nbgrader: the solution,
-    the untouched exercise, the first and the last mistake, the first alternative."""
+    """The notebooks that tests/grading/test_nbgrader.py also grades through nbgrader: the
+    solution, the untouched exercise, the first and the last mistake, the first alternative."""
     nbs, _ = notebooks(assignment)
     mistakes = [n for n in nbs if n.startswith("mistake: ")]
     alternatives = [n for n in nbs if n.startswith("alternative: ")]

@@ -1,0 +1,41 @@
+"""The test suite's layout, and the fixtures its folders share.
+
+- ``unit/``: the fast tier, what `make check` runs (``pytest tests/unit``).
+- ``grading/``: slow tests of grading (real nbgrader, the sandbox, Dask, the warm nbgrader,
+  PostgreSQL, the typical mistakes graded); ``grading/conftest.py`` marks each one ``slow``.
+- ``book/``: slow tests of the book and the chapters (the built site, Chromium, the editions,
+  nbval, training runs, the benchmarks); ``book/conftest.py`` marks each one ``slow``.
+- ``support/``: helpers that several test modules share (a package, not tests);
+  ``grading_cases/``: the table of typical mistakes and correct alternatives per assignment.
+
+A test module imports ``support`` and ``grading_cases``, never another test module: this folder
+is put on ``sys.path`` here (as pytest's default import mode also does for a conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = str(Path(__file__).resolve().parent)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+# The helpers' own asserts (e.g. a command's exit code) explain a failure as a test's do.
+pytest.register_assert_rewrite("support")
+
+
+@pytest.fixture(scope="session")
+def grading_env():
+    """No AFZ_GRADEBOOK_URL of the caller's for the rest of the session (the grading tests
+    grade into their own gradebooks); the caller's settings are put back at the end."""
+    saved = {k: os.environ.get(k) for k in ("AFZ_GRADEBOOK_URL", "AFZ_CELL_TIMEOUT")}
+    os.environ.pop("AFZ_GRADEBOOK_URL", None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

@@ -1,0 +1,18 @@
+"""The slow tier's tests of grading: real nbgrader runs, the sandbox attacked, a Dask cluster,
+the warm nbgrader, a PostgreSQL gradebook, feedback in a browser, every typical mistake graded.
+
+Every test collected in this folder is marked ``slow`` here (`make check` runs tests/unit only;
+`make test` runs these), so no test of it needs the mark of its own.
+"""
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.slow)

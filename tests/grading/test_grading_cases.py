@@ -1,0 +1,34 @@
+"""The tests of the exercises, tested: typical mistakes lose points, other correct solutions
+keep full marks.
+
+Every notebook of ``tests/grading_cases/`` (the mistakes and the alternatives of each
+assignment), with the solution and the untouched exercise, is graded by ``autograder/dry.py``:
+the verdict code of real grading, run without Jupyter so that a hundred notebooks take a
+minute. ``tests/grading/test_nbgrader.py`` grades a sample of them through nbgrader and checks
+that both give the same scores. (The table's size: ``tests/unit/test_grading_cases_table.py``.)
+"""
+
+from __future__ import annotations
+
+import grading_cases
+import pytest
+from support.table import ASSIGNMENTS
+
+
+# slow: grades about 180 notebooks (06 trains a model in each)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_mistakes_lose_points_and_alternatives_keep_them(assignment):
+    _, want = grading_cases.notebooks(assignment)
+    results = grading_cases.dry_graded(assignment)
+    wrong = []
+    for name, expectation in want.items():
+        r = results[name]
+        ok = {
+            "full": r.score == r.max_score > 0,
+            "zero": r.score == 0,
+            "less": r.score < r.max_score,
+        }[expectation]
+        if not ok:
+            why = "; ".join(f"{g}: {m[:200]}" for g, m in r.failed().items())
+            wrong.append(f"{name}: {r.score:g}/{r.max_score:g} (want {expectation}) {why}")
+    assert wrong == [], f"{assignment}:\n" + "\n".join(wrong)

@@ -1,0 +1,499 @@
+"""The nbgrader assignments, graded by the real nbgrader through the instructor's tool (course).
+
+Every assignment in solutions/ is picked up. Two classes are graded, each once per session,
+in a temporary course root with 2 worker processes:
+
+* the *main class*: per assignment, the solution notebook (full marks), the untouched
+  exercise (0, no crash), two typical mistakes of tests/grading_cases/ (they lose points) and
+  a correct alternative (full marks); each scores what autograder/dry.py gives it, the
+  kernel-less grader on which tests/grading/test_grading_cases.py runs the whole table;
+* the *adversarial class* (assignment 01): an infinite loop, a dying kernel, a memory bomb,
+  a deleted and an edited test cell, invalid JSON, calls to the reference and to built-ins,
+  a monkeypatched checker, beside two control students whose grades must not change.
+
+And the gradebook: the results that parallel workers graded in copies of an SQLite gradebook,
+merged into the main one through nbgrader's API, equal those of a run that graded straight
+into it, field by field (``AFZ_TEST_GRADEBOOK_URL=postgresql://...`` also merges into that
+server database).
+
+The notebooks of both classes are built in tests/support/submissions.py; the checks that need
+no kernel (the release's leak check and points, collect, validate's verdict) are in
+tests/unit/test_release.py and tests/unit/test_workflow_steps.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import grading_cases as CASES
+import psutil
+import pytest
+from support import REPO
+from support.gradebooks import DUE, LATE_CONFIG, gradebook_content, merge_class, prepare
+from support.submissions import (
+    A1,
+    ASSIGNMENTS,
+    COURSE,
+    FAKE_CHECKS,
+    MISTAKES,
+    adversaries,
+    exercise,
+    make_root,
+    mutate,
+    read,
+    source,
+    submit,
+)
+
+from course import gradebook, release
+from course.autograde import autograde
+from course.config import Course
+from course.release import check_release
+from course.reports import feedback, grades
+from course.validate import validate
+
+pytestmark = pytest.mark.usefixtures("grading_env")
+FULL = "full"
+
+
+def by_key(results) -> dict[tuple[str, str], object]:
+    return {(r.assignment, r.student): r for r in results}
+
+
+# ---------------------------------------------------------------------------------------
+# exercises/ is generated from solutions/
+# ---------------------------------------------------------------------------------------
+# slow: nbgrader generates every assignment again
+def test_exercises_are_a_fresh_generation_without_solutions():
+    problems = check_release(COURSE, ASSIGNMENTS)
+    assert problems == [], "\n".join(problems)
+
+
+# slow: replays each solution notebook
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_test_cell_has_hidden_checks(assignment):
+    """Visible checks' values are released (expected_visible.json); a test of visible checks
+    only could be passed by hard-coding them, so every test also checks hidden inputs."""
+    from autograder import replay
+
+    full = replay.expected_checks(source(assignment))
+    visible = replay.expected_checks(source(assignment), visible_only=True)
+    for grade_id, checks in full.items():
+        seen = [c["key"] for c in visible.get(grade_id, [])]
+        hidden = [c["key"] for c in checks if c["key"] not in seen]
+        assert hidden, f"{assignment}/{grade_id}: no hidden checks"
+
+
+# ---------------------------------------------------------------------------------------
+# The main class
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def main_class(tmp_path_factory):
+    """Per assignment, the sampled notebooks of the table (``grading_cases.sample``), each
+    submitted by a student of its own: ``{(assignment, student): table name}``."""
+    root = make_root(tmp_path_factory.mktemp("main_class"))
+    names = {}
+    for a in ASSIGNMENTS:
+        nbs, _ = CASES.notebooks(a)
+        for i, name in enumerate(CASES.sample(a)):
+            student = {"solution": "solution", "untouched": "untouched"}.get(name, f"case{i}")
+            submit(root, student, a, nbs[name])
+            names[(a, student)] = name
+    results = autograde(ASSIGNMENTS, Course(root), workers=2)
+    return root, by_key(results), names
+
+
+def test_solutions_get_full_marks(main_class):
+    _, results, _ = main_class
+    for a in ASSIGNMENTS:
+        r = results[(a, "solution")]
+        assert r.status == "ok", f"{a}: {r.status}"
+        assert r.score == r.max_score > 0, f"{a}: solution scored {r.score}/{r.max_score}"
+
+
+def test_untouched_exercises_get_zero_without_crashing(main_class):
+    _, results, _ = main_class
+    for a in ASSIGNMENTS:
+        r = results[(a, "untouched")]
+        assert r.status == "ok", f"{a}: {r.status}"
+        assert r.score == 0, f"{a}: the untouched exercise scored {r.score}"
+
+
+def test_mistakes_lose_points_and_alternatives_keep_them(main_class):
+    _, results, names = main_class
+    wrong = []
+    for (a, s), name in names.items():
+        r = results[(a, s)]
+        assert r.status == "ok", f"{a} / {name}: {r.status}"
+        if name.startswith("mistake: ") and r.score >= r.max_score:
+            wrong.append(f"{a} / {name}: {r.score}/{r.max_score}")
+        if name.startswith("alternative: ") and r.score != r.max_score:
+            wrong.append(f"{a} / {name}: {r.score}/{r.max_score}")
+    assert wrong == [], "\n".join(wrong)
+    kinds = {name.split(":")[0] for name in names.values()}
+    assert {"mistake", "alternative"} <= kinds
+
+
+def test_nbgrader_and_the_dry_grader_agree(main_class):
+    """The whole table is graded without Jupyter (tests/grading/test_grading_cases.py); that is only
+    worth something if it scores what real grading scores."""
+    _, results, names = main_class
+    differ = []
+    for (a, s), name in names.items():
+        dry = CASES.dry_graded(a)[name]
+        if results[(a, s)].score != dry.score:
+            differ.append(f"{a} / {name}: nbgrader {results[(a, s)].score}, dry {dry.score}")
+    assert differ == [], "\n".join(differ)
+
+
+def test_feedback_and_grades(main_class):
+    root, results, _ = main_class
+    feedback(ASSIGNMENTS, Course(root))
+    for a in ASSIGNMENTS:
+        html = root / "feedback" / "solution" / a / source(a).with_suffix(".html").name
+        assert html.exists(), f"no feedback for {a}"
+        assert "Score" in html.read_text() or "score" in html.read_text()
+    out = root / "grades.csv"
+    grades(Course(root), out)
+    rows = {(r["assignment"], r["student"]): r for r in csv.DictReader(out.open())}
+    for key, r in results.items():
+        assert float(rows[key]["score"]) == pytest.approx(r.score), key
+        assert rows[key]["status"] == r.status
+
+
+# ---------------------------------------------------------------------------------------
+# The adversarial class (assignment 01)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def adversarial_class(tmp_path_factory):
+    root = make_root(tmp_path_factory.mktemp("adversarial_class"))
+    for student, (nb, _) in adversaries().items():
+        submit(root, student, A1, nb)
+    fake = root / "submitted" / "fakepkg" / A1 / "helpers"  # beside the notebook, as a zip may
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "fixtures.py").write_text("from numpy.random import default_rng as rng\n")
+    (fake / "checks.py").write_text(FAKE_CHECKS)
+    (fake / "grading.py").write_text("def assert_close(*a, **k):\n    pass\n")
+    forger = root / "submitted" / "forger" / A1  # learners get this file with the exercise
+    (forger / "expected_visible.json").write_bytes(
+        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
+    )
+    os.environ["AFZ_CELL_TIMEOUT"] = "20"
+    try:
+        results = autograde([A1], Course(root), workers=2)
+    finally:
+        os.environ.pop("AFZ_CELL_TIMEOUT", None)
+    return root, {r.student: r for r in results}
+
+
+def test_controls_unaffected_by_adversaries(adversarial_class, main_class):
+    _, adv = adversarial_class
+    _, main, names = main_class
+    assert adv["good"].status == "ok" and adv["good"].score == adv["good"].max_score == 22
+    first = f"mistake: {MISTAKES[A1][0][0]}"  # the mistake of "partial", also in the main class
+    (key,) = [k for k, name in names.items() if k[0] == A1 and name == first]
+    assert adv["partial"].score == main[key].score < 22
+
+
+def test_infinite_loop_is_interrupted(adversarial_class):
+    r = adversarial_class[1]["loop"]
+    assert r.status == "ok" and any("time limit" in n for n in r.notes), r
+    assert 0 < r.score < r.max_score  # only the tests that call causal_mask are lost
+
+
+def test_dead_kernel_is_graded_zero(adversarial_class):
+    r = adversarial_class[1]["exit"]
+    assert r.status.startswith("error: the kernel died") and r.score == 0, r
+
+
+def test_memory_bomb_hits_the_kernel_limit(adversarial_class):
+    r = adversarial_class[1]["bomb"]
+    assert any("out of memory" in n for n in r.notes), r
+    assert psutil.virtual_memory().available > 1 << 30  # the machine is fine
+
+
+def test_deleted_test_cell_is_restored(adversarial_class):
+    r = adversarial_class[1]["deleted"]
+    assert r.score == r.max_score and any("deleted" in n for n in r.notes), r
+
+
+def test_edited_test_cells_are_reset(adversarial_class):
+    r = adversarial_class[1]["edited"]
+    assert r.score == 0 and any("edited" in n for n in r.notes), r
+
+
+def test_invalid_json_in_submitted_is_an_error_not_a_crash(adversarial_class):
+    r = adversarial_class[1]["rawjson"]
+    assert r.status.startswith("error") and r.score == 0, r
+    assert any("not valid JSON" in n for n in r.notes), r
+
+
+def test_calling_reference_or_builtin_loses_points(adversarial_class):
+    adv = adversarial_class[1]
+    for student, lost in (
+        ("reference", 9),
+        ("builtin", 11),
+        ("builtin_map", 11),
+        ("builtin_unset", 22),  # sys.setprofile: the grader's reading fails every test
+        ("ops_softmax", 11),  # torch.ops: the grader's reading of the source sees it
+    ):
+        r = adv[student]
+        assert r.score == r.max_score - lost, (student, r)
+        assert any("reference/built-in" in n for n in r.notes), (student, r)
+
+
+def test_patching_libraries_and_checks_does_not_help(adversarial_class):
+    adv = adversarial_class[1]
+    r = adv["patcher"]  # the mistake of "partial", plus a cell that patches what it can
+    assert r.status == "ok" and r.score <= adv["partial"].score < r.max_score, r
+
+
+@pytest.mark.parametrize("student", ["neuter", "swallow", "printer", "forger", "fakepkg"])
+def test_in_process_tricks_on_an_untouched_exercise_score_zero(adversarial_class, student):
+    """Input transformers, exception handlers, fake "passed" lines, records forged from the
+    visible expected values, a helpers package of its own: no work still scores 0."""
+    r = adversarial_class[1][student]
+    assert r.status == "ok" and r.score == 0, r
+
+
+def verdict_text(root: Path, student: str) -> str:
+    nb = read(root / "autograded" / student / A1 / source(A1).name)
+    return "\n".join(
+        str(o.get("evalue", "")) + "".join(o.get("text", ""))
+        for c in nb["cells"]
+        for o in c.get("outputs", [])
+    )
+
+
+def test_the_kernel_holds_no_answers(adversarial_class):
+    """The hidden tests' reference softmax is not in the kernel (the call fails on its name),
+    and the grader's reading names it too: the tests that call softmax score 0."""
+    root, adv = adversarial_class
+    r = adv["answers_by_name"]
+    assert r.status == "ok" and r.score == 22 - 11, r
+    text = verdict_text(root, "answers_by_name")
+    assert "name '_plain_softmax' is not defined" in text, text
+    r = adv["answers_by_frame"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "sys._getframe" in verdict_text(root, "answers_by_frame")
+
+
+def test_the_monitor_switched_off_changes_nothing(adversarial_class):
+    root, adv = adversarial_class
+    r = adv["monitor_off"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "assigning to `hc._call_watched`" in verdict_text(root, "monitor_off")
+
+
+def test_records_that_could_be_rewritten_fail(adversarial_class):
+    """Records published with a display id fail their test in the executor (before the
+    grader's reading of the source, which also names the IPython import)."""
+    root, adv = adversarial_class
+    r = adv["display_ids"]
+    assert r.status == "ok" and r.score == 0, r
+    assert "published with a display id" in verdict_text(root, "display_ids")
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        "moved",
+        "copied_test",
+        "copied_solution",
+        "lost_flag",
+        "lost_metadata",
+        "renamed",
+        "markdown",
+    ],
+)
+def test_an_honest_accident_costs_nothing_and_feedback_says_what_happened(
+    adversarial_class, student
+):
+    root, adv = adversarial_class
+    r = adv[student]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    nb = read(root / "autograded" / student / A1 / source(A1).name)
+    first = "".join(nb["cells"][0]["source"])
+    assert first.startswith("**Grader's note.**"), first[:300]
+
+
+def test_raising_the_points_of_a_cell_gains_nothing(adversarial_class):
+    r = adversarial_class[1]["raised_points"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+
+
+def test_exits_from_inside_a_function_cost_only_their_tests(adversarial_class):
+    adv = adversarial_class[1]
+    assert adv["sysexit"].status == "ok" and adv["sysexit"].score == 22 - 9, adv["sysexit"]
+    assert adv["interrupt"].status == "ok" and adv["interrupt"].score == 22 - 2, adv["interrupt"]
+
+
+def test_correct_solutions_written_differently_keep_full_marks(adversarial_class):
+    r = adversarial_class[1]["own_way"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+
+
+def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
+    root, adv = adversarial_class
+    assert adv["probe"].score == 0  # importlib reaches into the interpreter: every test fails
+    nb = read(root / "autograded" / "probe" / A1 / source(A1).name)
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "autograder: None" in text and "grading: None" in text, text
+    assert "attention: helpers.attention cannot be imported here" in text, text
+
+
+def test_feedback_shows_the_verdict_not_the_hidden_tests(adversarial_class):
+    root, _ = adversarial_class
+    feedback([A1], Course(root))
+    html = (root / "feedback" / "partial" / A1 / "attention.html").read_text()
+    assert "row sums of softmax(scores)" in html  # the first failing check, with its hint
+    assert "did you sum over axis 0" in html
+    assert "BEGIN HIDDEN TESTS" not in html and "cube = rng(1)" not in html
+
+
+# ---------------------------------------------------------------------------------------
+# The gradebook: workers' copies merged through nbgrader's API equal a direct run
+# ---------------------------------------------------------------------------------------
+
+
+def grade_merge_class(root: Path, workers: int, engine: str = "pool") -> tuple[str, dict]:
+    """Grade ``merge_class`` in ``root`` with ``workers`` workers; (gradebook URL, content)."""
+    course = Course(make_root(root))
+    notebook = source(A1).stem
+    for student, (nb, when) in merge_class().items():
+        submit(root, student, A1, nb)
+        stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        (root / "submitted" / student / A1 / "timestamp.txt").write_text(stamp)
+    url = course.gradebook_url
+    release.register(course, [A1], sorted(merge_class()), url)
+    prepare(url, notebook)
+    results = autograde([A1], course, workers=workers, engine=engine)
+    assert all(r.status == "ok" for r in results), results
+    return url, gradebook_content(url, sorted(merge_class()))
+
+
+@pytest.fixture(scope="session")
+def merge_runs(tmp_path_factory):
+    """The same class graded straight into the gradebook (1 worker), by 2 workers in copies of
+    it, merged, and by 2 Dask workers from the seed gradebook (each submission graded before
+    sent with its own state): {"direct" | "merged" | "dask": (url, content)}."""
+    config = tmp_path_factory.mktemp("jupyter_config")
+    (config / "nbgrader_config.py").write_text(LATE_CONFIG)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_CONFIG_DIR", str(config))
+        return {
+            "direct": grade_merge_class(tmp_path_factory.mktemp("direct"), workers=1),
+            "merged": grade_merge_class(tmp_path_factory.mktemp("merged"), workers=2),
+            "dask": grade_merge_class(tmp_path_factory.mktemp("dask"), 2, engine="dask"),
+        }
+
+
+# nbgrader's add_submission under SQLAlchemy 2 (prepare, and merge into an empty gradebook)
+QUIET_SA = "ignore:Object of type .* not in session:sqlalchemy.exc.SAWarning"
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_merged_gradebook_equals_a_direct_run(merge_runs):
+    direct, merged = merge_runs["direct"][1], merge_runs["merged"][1]
+    assert merged == direct
+    assert merge_runs["dask"][1] == direct
+    # ... and the content compared is the one that matters, not empty or all defaults
+    notebook = source(A1).stem
+    ontime, late, extended = (direct[s]["notebooks"][notebook] for s in merge_class())
+    assert direct["late"]["late"][0] > 0
+    assert late["notebook"]["late_submission_penalty"] == late["notebook"]["score"] > 0
+    assert direct["extended"]["submission"]["extension"] == timedelta(days=2)
+    assert direct["extended"]["late"] == (0, 0.0)
+    assert extended["notebook"]["score"] == extended["notebook"]["max_score"] == 22
+    assert direct["ontime"]["submission"]["timestamp"] == DUE - timedelta(days=1)
+    assert ontime["notebook"]["flagged"] is True
+    manual = ontime["grades"]["test_softmax"]
+    assert manual["manual_score"] == 1.5 and manual["auto_score"] == 0
+    assert manual["needs_manual_grade"] is True
+    assert ontime["comments"]["softmax"]["manual_comment"] == "see me"
+    assert ontime["comments"]["softmax"]["auto_comment"] == "No response."
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_merge_creates_what_the_target_gradebook_lacks(merge_runs, tmp_path):
+    """Merged into a gradebook that has the assignment but not the students: the students and
+    their submissions are created, equal to the source's. With AFZ_TEST_GRADEBOOK_URL (e.g.
+    postgresql://...) the target is that database."""
+    url, content = merge_runs["direct"]
+    target = os.environ.get("AFZ_TEST_GRADEBOOK_URL") or f"sqlite:///{tmp_path / 'target.db'}"
+    students = sorted(merge_class())
+    release.register(Course(make_root(tmp_path / "course")), [A1], [], target)
+    with gradebook.open_gradebook(target) as gb:  # the assignment's own: not merged
+        gb.update_or_create_assignment(A1, duedate=DUE)
+    gradebook.merge(url, target, [(A1, s) for s in students])
+    assert gradebook_content(target, students) == content
+
+
+# ---------------------------------------------------------------------------------------
+# collect
+# ---------------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------------------
+# validate
+# ---------------------------------------------------------------------------------------
+
+
+# slow: nbgrader validate starts a kernel
+def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
+    assert validate([exercise(A1)], Course(tmp_path)) is False
+    assert "VALIDATION FAILED" in capsys.readouterr().out
+
+
+# slow: nbgrader validate starts a kernel (in the sandbox, where there is one)
+def test_validate_judges_the_visible_checks_like_the_learners_own_run(tmp_path, capsys):
+    """A kernel that validates judges the visible checks at once (it does not only record
+    them for a grader that never comes): a wrong softmax fails with the teaching message."""
+    folder = tmp_path / A1
+    folder.mkdir()
+    wrong = mutate(read(source(A1)), *MISTAKES[A1][0][1:])
+    (folder / source(A1).name).write_text(json.dumps(wrong))
+    (folder / "expected_visible.json").write_bytes(
+        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
+    )
+    assert validate([folder / source(A1).name], Course(tmp_path)) is False
+    out = capsys.readouterr().out
+    assert "VALIDATION FAILED" in out and "row sums of softmax(scores)" in out, out[-3000:]
+    (folder / source(A1).name).write_text(json.dumps(read(source(A1))))
+    assert validate([folder / source(A1).name], Course(tmp_path)) is True  # the solution
+
+
+@pytest.mark.filterwarnings(QUIET_SA)
+def test_dask_workers_get_no_grades_but_each_task_its_own_submission(merge_runs, tmp_path):
+    """The seed every Dask worker gets has the assignments and students and nothing graded, so
+    it does not grow with the class; a submission already in the gradebook travels alone, in
+    its own task, and a worker's seed with it equals the main gradebook for that submission."""
+    from course.distributed import prior_states, seed_gradebook
+
+    url, content = merge_runs["direct"]
+    course = Course(make_root(tmp_path / "course"))
+    jobs = [(A1, s) for s in sorted(merge_class())] + [(A1, "newcomer")]
+    seed = seed_gradebook(course, url, [A1], jobs)
+    seed_db = tmp_path / "seed.db"
+    seed_db.write_bytes(seed)
+    with gradebook.open_gradebook(f"sqlite:///{seed_db}") as gb:
+        assert gb.find_assignment(A1).submissions == []
+        assert sorted(s.id for s in gb.students) == sorted(s for _, s in jobs)
+        assert gb.find_assignment(A1).duedate == DUE
+    priors = prior_states(url, jobs)
+    assert sorted(priors) == sorted(jobs[:-1])  # the newcomer has no submission yet
+    for (a, s), data in priors.items():
+        db = tmp_path / f"{s}.db"
+        db.write_bytes(seed)  # as course.tasks.grade_task prepares it
+        with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
+            gradebook.import_submission(gb, a, s, data)
+        with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
+            assert [sub.student.id for sub in gb.find_assignment(a).submissions] == [s]
+        assert gradebook_content(f"sqlite:///{db}", [s]) == {s: content[s]}

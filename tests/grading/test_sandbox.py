@@ -1,0 +1,509 @@
+"""Adversarial regression suite for the grading sandbox (issue: every submission in a sandbox).
+
+One class of assignment 01 goes through the real workflow, as separate processes the way an
+instructor runs them (``python -m course collect``, ``autograde --workers 2``, ``feedback``,
+``grades``): an honest learner (the solution), a learner who did no work (the untouched
+exercise) and one attacker per kind of attack. Every attacker starts from the untouched
+exercise, so its work deserves 0; each attack cell catches its own errors and prints what it
+got, so the rest of the notebook still runs.
+
+After the run: the attackers got 0, the honest learner 22, the no-work learner 0; the course's
+files, the other learners' submissions and gradebook rows are unchanged; no feedback file holds
+a hidden test or solution line or an instructor path; no process or cgroup of a sandbox is
+left; nothing was written outside; every command exited as documented. (The sandbox's parts,
+each on its own: tests/unit/test_sandbox_parts.py.)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import json
+import re
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from support import REPO
+from support.sandbox_runs import run_course, sandbox_leftovers
+from support.submissions import read
+
+from autograder import sandbox
+from autograder.regions import REDACT_LENGTH, secret_lines
+from course.diagnose import OUTCOMES
+from course.reports import CSP_META
+
+A1 = "01_attention"
+NB = "attention.ipynb"
+
+pytestmark = pytest.mark.skipif(
+    sandbox.check_quick() is not None, reason=f"no sandbox here: {sandbox.check_quick()}"
+)
+
+
+def with_cell(nb: dict, code: str) -> dict:
+    """``nb`` with a code cell after the imports cell (runs before every test)."""
+    idx = next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == "imports"
+    )
+    cell = {
+        "cell_type": "code",
+        "id": "attack",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": code,
+    }
+    nb["cells"].insert(idx + 1, cell)
+    return nb
+
+
+def outputs(root: Path, student: str) -> str:
+    """Everything the autograded notebook's cells printed (not their source)."""
+    nb = read(root / "autograded" / student / A1 / NB)
+    parts = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            parts += [out.get("text", ""), out.get("evalue", ""), *out.get("traceback", [])]
+            parts.append(out.get("data", {}).get("text/plain", ""))
+    return "\n".join("".join(p) if isinstance(p, list) else str(p) for p in parts)
+
+
+def hidden(text: str) -> str:
+    """A Python expression for ``text`` in which ``text`` itself does not appear."""
+    return f"{text[::-1]!r}[::-1]"
+
+
+def tree_hash(*paths: Path) -> dict[str, str]:
+    out = {}
+    for top in paths:
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for p in files:
+            if "__pycache__" in p.parts:
+                continue
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+# Each attack runs in a cell of its own; ROOT and REPO are the instructor's real paths (an
+# attacker can guess them), MARK a file that must never appear, PORT a listener on the host.
+ATTACKS = {
+    "gradebook": """
+import glob, sqlite3
+for db in [ROOT + "/gradebook.db", *glob.glob(ROOT + "/reports/*/worker*.db"),
+           "../../../gradebook.db", "/gradebook.db"]:
+    try:
+        con = sqlite3.connect(db)
+        con.execute("UPDATE grade SET manual_score = 0")
+        con.execute("CREATE TRIGGER t AFTER INSERT ON grade BEGIN "
+                    "UPDATE grade SET manual_score = 99; END")
+        con.commit()
+        print("WROTE", db)
+    except Exception as err:
+        print("no gradebook at", db, type(err).__name__)
+""",
+    "checker": """
+import importlib.util
+path = importlib.util.find_spec("helpers").submodule_search_locations[0] + "/checks.py"
+try:
+    with open(path, "a") as f:
+        f.write("\\ndef assert_close(*a, **k):\\n    pass\\n")
+    print("PATCHED", path)
+except Exception as err:
+    print("checker not writable:", type(err).__name__)
+""",
+    "secrets": """
+import os
+for path in [REPO + "/solutions/01_attention/attention.ipynb", ROOT + "/gradebook.db",
+             REPO + "/course/cli.py", REPO + "/autograder/sandbox.py", "/etc/shadow",
+             ROOT + "/submitted/honest/01_attention/attention.ipynb"]:
+    try:
+        print("READ", path, open(path, errors="replace").read()[:20000])
+    except Exception as err:
+        print("cannot read", path, type(err).__name__)
+print("ENV", dict(os.environ))
+try:
+    import autograder
+    print("IMPORTED the grader", autograder.__file__)
+except ImportError as err:
+    print("no grader:", err)
+""",
+    "sockets": """
+# The kernel's socket folder is the one folder of the grader's disk it is given: fill it, and
+# make a tree there deeper than the grader's removal can follow.
+import os
+made = 0
+try:
+    for i in range(100000):
+        with open(f"/run/kernel/junk{i}", "w") as f:
+            f.write("x" * 1000)
+        made += 1
+except OSError as err:
+    print("SOCKET FOLDER", made, type(err).__name__)
+path = "/run/kernel"
+try:
+    for i in range(3000):
+        path += "/d"
+        os.mkdir(path)
+    print("DEEP TREE MADE")
+except OSError as err:
+    print("NO DEEP TREE", type(err).__name__)
+""",
+    "hook": """
+# Print every cell the grader runs (the hidden tests!) into the outputs, in clear and as the
+# error message of the test cells.
+ip = get_ipython()
+def show(info):
+    print("CELL SOURCE:\\n" + info.raw_cell)
+ip.events.register("pre_run_cell", show)
+""",
+    "others": """
+import glob, os
+for path in [ROOT + "/submitted/honest/01_attention/attention.ipynb",
+             ROOT + "/autograded/honest/01_attention/attention.ipynb",
+             *glob.glob(ROOT + "/*/*/01_attention/*.ipynb")]:
+    try:
+        with open(path, "w") as f:
+            f.write("{}")
+        print("OVERWROTE", path)
+    except Exception as err:
+        print("cannot write", path, type(err).__name__)
+""",
+    "detach": """
+import os, time
+# A grandchild in its own session, meant to outlive the kernel and act after grading.
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(8)
+        for path in [MARK, ROOT + "/submitted/honest/01_attention/attention.ipynb"]:
+            try:
+                open(path, "w").write("late")
+            except Exception:
+                pass
+        os.system("pkill -9 -f nbgrader; pkill -9 -f 'm course'; pkill -9 -f ipykernel")
+        os._exit(0)
+    os._exit(0)
+print("detached")
+""",
+    "forks": """
+import os, time
+for _ in range(200):
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                time.sleep(1000)
+    except OSError as err:
+        print("fork refused:", err)
+        break
+print("forked")
+""",
+    "killer": """
+import os, signal
+mine = os.getpid()
+for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+    if pid != mine:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except Exception as err:
+            print("cannot kill", pid, type(err).__name__)
+for pid in (os.getppid(), 1):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except Exception as err:
+        print("cannot kill", pid, type(err).__name__)
+print("survived; I see", len(os.listdir("/proc")), "entries in /proc")
+""",
+    "disk": """
+import os
+for folder in ("/tmp", os.path.expanduser("~"), "."):
+    written = 0
+    try:
+        with open(os.path.join(folder, "fill"), "wb") as f:
+            for _ in range(4096):
+                f.write(b"x" * (1 << 20))
+                written += 1
+    except Exception as err:
+        print("disk full in", folder, "after", written, "MiB:", type(err).__name__)
+    finally:
+        try:
+            os.remove(os.path.join(folder, "fill"))
+        except OSError:
+            pass
+""",
+    "memory": """
+import os, time
+kids = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        hog = []
+        try:  # until this process's own limit: together they pass the sandbox's limit
+            for _ in range(4096):
+                hog.append(b"x" * (1 << 20))
+        except MemoryError:
+            pass
+        time.sleep(5)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    print("child ended:", os.waitpid(pid, 0)[1])
+""",
+    "network": """
+import socket
+for host in ("127.0.0.1", "10.0.2.2", "8.8.8.8"):
+    try:
+        socket.create_connection((host, PORT), timeout=2).sendall(b"hello")
+        print("CONNECTED", host)
+    except Exception as err:
+        print("no network to", host, type(err).__name__)
+""",
+    "flood": """
+for _ in range(400):  # 25 MiB in 64 KiB messages: more than the grader keeps
+    print("x" * 65536, flush=True)
+""",
+    "active": """
+from IPython.display import HTML, SVG, Javascript, display
+
+display(HTML("<script>document.title = 'owned'</script><img src=x onerror='document.title=1'>"))
+display(Javascript("document.title = 'owned by js'"))
+display(SVG("<svg xmlns='http://www.w3.org/2000/svg' onload='document.title=2'></svg>"))
+""",
+}
+# The "active" learner also writes raw HTML into a Markdown cell of their notebook.
+ACTIVE_MARKDOWN = "My notes <script>document.title = 'owned by markdown'</script>"
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A TCP listener on the host's loopback that records every connection."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    hits: list[str] = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+                hits.append(str(addr))
+                conn.close()
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], hits
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def attacked_class(tmp_path_factory, listener):
+    port, hits = listener
+    root = tmp_path_factory.mktemp("attacked")
+    for folder in ("solutions", "exercises"):  # a course root has both
+        (root / folder).symlink_to(REPO / folder)
+    mark = root / "written-after-grading"
+    downloads = root.parent / f"{root.name}-downloads"
+    exercise = REPO / "exercises" / A1 / NB
+    # The paths are written reversed, so that they appear in feedback only if an output has them.
+    prelude = (
+        f"ROOT = {hidden(str(root))}\nREPO = {hidden(str(REPO))}\nMARK = {hidden(str(mark))}\n"
+        f"PORT = {port}\n"
+    )
+    notebooks = {
+        "honest": read(REPO / "solutions" / A1 / NB),
+        "nowork": read(exercise),
+        **{name: with_cell(read(exercise), prelude + code) for name, code in ATTACKS.items()},
+    }
+    notebooks["active"]["cells"].insert(
+        0, {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": ACTIVE_MARKDOWN}
+    )
+    for student, nb in notebooks.items():
+        dest = downloads / student / A1 / NB
+        dest.parent.mkdir(parents=True)
+        dest.write_text(json.dumps(nb))
+    collected = run_course(root, "collect", str(downloads))
+    course_files = tree_hash(
+        *(REPO / p for p in ("helpers", "checks", "solutions", "exercises", "autograder", "tools")),
+        REPO / "course",
+        REPO / "nbgrader_config.py",
+    )
+    others = tree_hash(root / "submitted" / "honest", root / "submitted" / "nowork")
+    before = sandbox_leftovers()  # what earlier runs on this machine left is not ours to count
+    start = time.monotonic()
+    graded = run_course(root, "autograde", "--workers", "2")
+    seconds = time.monotonic() - start
+    time.sleep(10)  # longer than the detached process waits before it acts
+    fed = run_course(root, "feedback")
+    exported = run_course(root, "grades")
+    with open(root / "grades.csv", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f) if r["assignment"] == A1}
+    return {
+        "root": root,
+        "mark": mark,
+        "hits": hits,
+        "commands": {
+            "collect": collected,
+            "autograde": graded,
+            "feedback": fed,
+            "grades": exported,
+        },
+        "seconds": seconds,
+        "leftovers_before": before,
+        "course_files": course_files,
+        "others": others,
+        "rows": rows,
+    }
+
+
+def test_every_command_exits_as_documented(attacked_class):
+    for name, proc in attacked_class["commands"].items():
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_honest_full_marks_no_work_zero_attackers_nothing(attacked_class):
+    rows = attacked_class["rows"]
+    assert float(rows["honest"]["score"]) == float(rows["honest"]["max_score"]) == 22
+    assert rows["honest"]["outcome"] == "graded"
+    assert float(rows["nowork"]["score"]) == 0 and rows["nowork"]["outcome"] == "graded"
+    for attack in ATTACKS:
+        assert float(rows[attack]["score"]) == 0, (attack, rows[attack])
+
+
+def test_gradebook_untouched_by_kernels(attacked_class):
+    root = attacked_class["root"]
+    con = sqlite3.connect(root / "gradebook.db")
+    try:
+        triggers = con.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall()
+        manual = con.execute("SELECT count(*) FROM grade WHERE manual_score IS NOT NULL").fetchone()
+    finally:
+        con.close()
+    assert triggers == [] and manual == (0,)
+    out = outputs(root, "gradebook")
+    assert "no gradebook at" in out and "WROTE" not in out
+
+
+def test_course_files_and_other_learners_unchanged(attacked_class):
+    root = attacked_class["root"]
+    assert attacked_class["course_files"] == tree_hash(
+        *(REPO / p for p in ("helpers", "checks", "solutions", "exercises", "autograder", "tools")),
+        REPO / "course",
+        REPO / "nbgrader_config.py",
+    )
+    assert attacked_class["others"] == tree_hash(
+        root / "submitted" / "honest", root / "submitted" / "nowork"
+    )
+    for attack in ("checker", "others"):
+        out = outputs(root, attack)
+        assert "PATCHED" not in out and "OVERWROTE" not in out, attack
+        assert "not writable" in out or "cannot write" in out, attack
+    assert not attacked_class["mark"].exists()
+
+
+def test_secrets_are_not_visible_inside(attacked_class):
+    out = outputs(attacked_class["root"], "secrets")
+    assert not re.search(r"^READ /", out, re.M) and out.count("cannot read") == 6
+    assert "no grader" in out and "IMPORTED the grader" not in out
+    env = next(line for line in out.splitlines() if "ENV" in line)
+    # Only what the kernel needs: no AFZ_* setting, no course folder (the venv's bin is on PATH).
+    assert "'AFZ_" not in env and str(attacked_class["root"]) not in env
+    assert str(REPO) + "'" not in env and str(REPO) + "/s" not in env
+
+
+def test_no_feedback_shows_hidden_tests_solutions_or_paths(attacked_class):
+    root = attacked_class["root"]
+    released = read(REPO / "exercises" / A1 / NB)  # what every learner has anyway
+    public = "\n".join("".join(c["source"]) for c in released["cells"])
+    source = read(REPO / "solutions" / A1 / NB)
+    secret = {s for s in secret_lines(source, at_least=REDACT_LENGTH) if s not in public}
+    files = sorted((root / "feedback").rglob("*.html"))
+    students = {p.parts[-3] for p in files}
+    assert {"honest", "nowork", "hook", "secrets"} <= students, students
+    for path in files:
+        # A learner's own code is theirs to see (the honest one wrote the solution's lines).
+        own = read(root / "submitted" / path.parts[-3] / A1 / NB)
+        own = {line.strip() for c in own["cells"] for line in "".join(c["source"]).splitlines()}
+        text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+        lines = {line.strip() for line in text.splitlines()}
+        leaked = [s for s in secret - own if (len(s) >= 12 and s in text) or s in lines]
+        assert leaked == [], f"{path}: {leaked[:3]}"
+        assert str(REPO) not in text and str(root) not in text, path
+    hook = html.unescape((root / "feedback" / "hook" / A1 / "attention.html").read_text())
+    assert "CELL SOURCE" in outputs(root, "hook")  # the attack ran and printed the cells
+    assert "outputs of your own cells are not part of feedback" in hook  # not what it printed
+
+
+def test_nothing_outlives_its_notebook(attacked_class):
+    # Only what this run left counts: another test or an earlier run on the same machine
+    # may have left its own (each has its own test).
+    before, now = attacked_class["leftovers_before"], sandbox_leftovers()
+    assert now["processes"] - before["processes"] == set()
+    assert now["cgroups"] - before["cgroups"] == set()
+
+
+def test_batch_finishes_despite_forks_and_killers(attacked_class):
+    results = {
+        r["student"]: r
+        for r in json.loads((attacked_class["root"] / "reports/autograde.json").read_text())
+    }
+    assert set(results) == {"honest", "nowork", *ATTACKS}
+    assert attacked_class["seconds"] < 400, attacked_class["seconds"]
+    killer = outputs(attacked_class["root"], "killer")
+    assert "survived" in killer
+
+
+def test_disk_memory_network_and_output_are_capped(attacked_class, listener):
+    root = attacked_class["root"]
+    disk = outputs(root, "disk")
+    assert disk.count("disk full in") == 3, disk[-2000:]
+    rows = attacked_class["rows"]
+    memory = rows["memory"]
+    assert "memory" in memory["notes"] or memory["outcome"] == "killed for memory", memory
+    assert psutil.virtual_memory().available > 2 << 30
+    net = outputs(root, "network")
+    assert "CONNECTED" not in net and net.count("no network to") == 3
+    assert attacked_class["hits"] == []
+    flood = root / "autograded" / "flood" / A1 / NB
+    assert flood.stat().st_size < 20 << 20
+    assert "output limit" in outputs(root, "flood")
+
+
+def test_no_feedback_page_runs_what_a_notebook_wrote(attacked_class):
+    root = attacked_class["root"]
+    pages = sorted((root / "feedback").rglob("*.html"))
+    assert len(pages) == 2 + len(ATTACKS), [str(p) for p in pages]
+    for page in pages:  # the policy comes first in the head: no script of the page runs
+        text = page.read_text(encoding="utf-8")
+        head = re.search(r"<head\b[^>]*>", text)
+        assert head and text.startswith(CSP_META, head.end()), page
+    active = (root / "feedback" / "active" / A1 / "attention.html").read_text(encoding="utf-8")
+    # The learner's own code shows these as text (its "<" escaped); never as a tag.
+    for raw in ("<script>document.title", "<img src=x onerror", "<svg xmlns="):
+        assert raw not in active, raw
+    assert "outputs of your own cells are not part of feedback" in active
+
+
+def test_summary_lists_every_student(attacked_class):
+    with open(attacked_class["root"] / "reports" / "summary.csv", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"honest", "nowork", *ATTACKS}
+    assert all(r["outcome"] in OUTCOMES for r in rows.values())
+
+
+def test_the_socket_folder_takes_nothing(attacked_class):
+    text = outputs(attacked_class["root"], "sockets")
+    assert "SOCKET FOLDER 0 PermissionError" in text, text
+    assert "NO DEEP TREE PermissionError" in text, text

@@ -1,0 +1,38 @@
+"""The course's commands run as an instructor runs them, and what sandboxes left running;
+shared by tests/grading/test_sandbox.py and tests/unit/test_sandbox_parts.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from autograder import sandbox
+from support import REPO
+
+
+def run_course(
+    root: Path, *args: str, timeout: float = 900, **env: str
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "course", "--root", str(root), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "AFZ_CELL_TIMEOUT": "60", "AFZ_KERNEL_MEMORY_MB": "2048", **env},
+    )
+
+
+def sandbox_leftovers() -> dict[str, set]:
+    """Processes running as a sandbox user and sandbox cgroups on this machine, now."""
+    procs = set()
+    for p in psutil.process_iter(["pid", "uids", "create_time"]):
+        if p.info["uids"] and p.info["uids"].real >= sandbox.UID_BASE:
+            procs.add((p.info["pid"], p.info["create_time"]))
+    # kernels' and nbgrader commands' cgroups, in v1's controllers or v2's one tree
+    groups = {p for p in Path("/sys/fs/cgroup").rglob(sandbox.GROUP + "/*") if p.is_dir()}
+    return {"processes": procs, "cgroups": groups}

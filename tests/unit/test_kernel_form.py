@@ -1,0 +1,70 @@
+"""The kernel form of test cells (autograder/kernel_form.py): inputs and calls, no answers."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.kernel_form import kernel_form, kernel_forms
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCES = sorted((REPO / "solutions").glob("*/*.ipynb"))
+# Stand-ins a test hands the learner's code (a sublayer, a scripted model, a recorder): inputs.
+STAND_INS = {"sublayer", "big", "teacher_forcing", "MaskedReverser"}
+
+
+def test_a_check_keeps_its_name_and_value_and_loses_what_built_the_answer():
+    cell = """t = Test("test_x")
+def _reference(a):
+    return a * 2
+expected = _reference(x)
+wrong = {"doubled twice": _reference(_reference(x))}
+out = t.call(f, x)
+t.close("f(x)", out, expected, hint="double it", like=wrong)
+t.equal("f(x) again", out, expected=expected)
+t.raises("f(None)", TypeError, f, None)
+t.agree("rows", out, expected, at_least=0.9)
+print("difference", out - expected)
+"""
+    form = kernel_form(cell)
+    assert "_reference" not in form and "expected" not in form and "wrong" not in form
+    assert 't.close("f(x)", out)' in form and 't.equal("f(x) again", out)' in form
+    assert 't.raises("f(None)", None, f, None)' in form and 't.agree("rows", out)' in form
+    assert "print" not in form
+    compile(form, "cell", "exec")
+
+
+def test_a_name_another_cell_reads_stays():
+    cell = "t = Test('a')\nshared = make()\nref = compute(shared)\nt.close('y', f(shared), ref)\n"
+    form = kernel_form(cell, {"ref"})
+    assert "ref = compute(shared)" in form
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.parent.name)
+def test_no_kernel_form_holds_reference_code(source):
+    forms = kernel_forms(json.loads(source.read_text(encoding="utf-8")))
+    assert forms
+    for grade_id, form in forms.items():
+        tree = ast.parse(form)
+        defined = {
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+        assert defined <= STAND_INS | {"__init__", "note", "encode", "decode", "targets"}, (
+            grade_id,
+            defined,
+        )
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("close", "equal", "shape", "agree", "true")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "t"
+            ):
+                assert len(node.args) <= 2 and not node.keywords, (grade_id, ast.unparse(node))
+        assert "print(" not in form, grade_id

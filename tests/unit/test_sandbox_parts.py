@@ -1,0 +1,215 @@
+"""The grading sandbox's parts, each on its own: nbgrader held to its memory, no autograde
+without a sandbox, nothing of the course mounted, the folders a learner may write, removal of
+any tree, a grader's full disk, the system calls denied. (The attacked class through the real
+workflow: tests/grading/test_sandbox.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from support import REPO
+from support.sandbox_runs import run_course, sandbox_leftovers
+from support.submissions import read
+
+from autograder import sandbox
+from course.cli import main
+from course.config import Course
+
+A1 = "01_attention"
+NB = "attention.ipynb"
+
+pytestmark = pytest.mark.skipif(
+    sandbox.check_quick() is not None, reason=f"no sandbox here: {sandbox.check_quick()}"
+)
+
+
+def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
+    """nbgrader's own processes, outside the kernel's sandbox, get ``AFZ_GRADER_MEMORY_MB``.
+
+    The swollen notebook is one collect takes (45 MB, under 500,000 JSON values): a solution
+    with 470,000 lines of markdown. Without a limit it is graded 22/22 with nbgrader at about
+    415 MiB; the honest one needs about 100 MiB. Under a 256 MiB limit the swollen one is
+    killed for memory and graded 0, and the honest one in the same run keeps full marks and
+    gets its feedback."""
+    if sandbox.cgroup_version() is None:
+        pytest.skip("no writable cgroup on this machine: only the time limit holds")
+    root = tmp_path / "course"
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        (root / folder).symlink_to(REPO / folder)
+    honest = read(REPO / "solutions" / A1 / NB)
+    swollen = read(REPO / "solutions" / A1 / NB)
+    lines = [f"{'a' * 90} {i}\n" for i in range(470_000)]
+    swollen["cells"].append(
+        {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": lines}
+    )
+    downloads = tmp_path / "downloads"
+    for student, nb in {"honest": honest, "swollen": swollen}.items():
+        (downloads / student / A1).mkdir(parents=True)
+        (downloads / student / A1 / NB).write_text(json.dumps(nb))
+    collected = run_course(root, "collect", str(downloads))
+    assert (root / "submitted" / "swollen" / A1 / NB).stat().st_size > 40 << 20, collected.stdout
+    before = sandbox_leftovers()
+    limit = {"AFZ_GRADER_MEMORY_MB": "256"}
+    graded = run_course(root, "autograde", "--workers", "2", **limit)
+    fed = run_course(root, "feedback", **limit)
+    assert graded.returncode == 0 and fed.returncode == 0, graded.stdout + fed.stdout
+    results = {r["student"]: r for r in json.loads((root / "reports/autograde.json").read_text())}
+    assert results["honest"]["status"] == "ok"
+    assert results["honest"]["score"] == results["honest"]["max_score"] == 22
+    swollen_row = results["swollen"]
+    assert swollen_row["outcome"] == "killed for memory", swollen_row
+    assert "AFZ_GRADER_MEMORY_MB=256" in swollen_row["status"], swollen_row
+    assert (root / "feedback" / "honest" / A1 / "attention.html").exists()
+    now = sandbox_leftovers()
+    assert now["processes"] - before["processes"] == set()
+    assert now["cgroups"] - before["cgroups"] == set()
+
+
+# ---------------------------------------------------------------------------------------
+# Without a sandbox
+# ---------------------------------------------------------------------------------------
+def test_autograde_refuses_without_a_sandbox(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "check", lambda: "bwrap is not installed")
+    (tmp_path / "solutions").symlink_to(REPO / "solutions")
+    sub = tmp_path / "submitted" / "someone" / A1
+    sub.mkdir(parents=True)
+    (sub / NB).write_text((REPO / "exercises" / A1 / NB).read_text())
+    assert main(["--root", str(tmp_path), "autograde", A1]) == 2
+    err = capsys.readouterr().err
+    assert "bwrap is not installed" in err and "--no-sandbox" in err
+    assert not (tmp_path / "gradebook.db").exists()
+
+
+def test_sandbox_mounts_nothing_of_the_course():
+    argv = sandbox.bwrap_argv(
+        ["true"], uid=123456, limits=sandbox.Limits(), read_only=sandbox.python_paths()
+    )
+    text = " ".join(argv)
+    for secret in ("solutions", "gradebook", str(REPO / "course"), "autograder", "submitted"):
+        assert secret not in text
+    assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
+
+
+def test_a_read_only_tree_under_tmp_stays_visible(tmp_path):
+    """CI clones the course under /tmp: the sandbox's own /tmp must not hide its venv."""
+    tree = tmp_path / "checkout"
+    tree.mkdir()
+    (tree / "marker.txt").write_text("visible")
+    passwd = sandbox.passwd_fd(123457)
+    argv = sandbox.bwrap_argv(
+        ["/bin/cat", str(tree / "marker.txt")],
+        uid=123457,
+        limits=sandbox.Limits(),
+        read_only=[str(tree)],
+        ro_data=[(passwd, "/etc/passwd")],
+    )
+    try:
+        out = subprocess.run(argv, pass_fds=(passwd,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(passwd)
+    assert out.returncode == 0 and out.stdout == "visible", out.stderr
+
+
+def test_a_submitted_file_in_a_sub_folder_is_writable_by_the_learner(tmp_path):
+    """Folders made for the submission's own files belong to the learner, not to root."""
+    src = tmp_path / "data.txt"
+    src.write_text("x")
+    fd = os.open(src, os.O_RDONLY)
+    uid = 123458
+    argv = sandbox.bwrap_argv(
+        [
+            "/bin/sh",
+            "-c",
+            f"echo y >> {sandbox.WORK}/data/more/data.txt && touch {sandbox.WORK}/data/new",
+        ],
+        uid=uid,
+        limits=sandbox.Limits(),
+        read_only=[],
+        files=[(fd, f"{sandbox.WORK}/data/more/data.txt")],
+    )
+    try:
+        out = subprocess.run(argv, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_tree_of_any_depth_is_removed(tmp_path):
+    from autograder.kernel import remove_tree
+
+    top = tmp_path / "deep"
+    top.mkdir()
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        for _ in range(1500):  # deeper than Python's recursion limit
+            os.mkdir("d")
+            os.chdir("d")
+    finally:
+        os.chdir(here)
+    remove_tree(top)
+    assert not top.exists()
+
+
+def test_a_kernel_that_died_on_a_full_grader_disk_is_the_graders_failure(monkeypatch):
+    from autograder import kernel
+    from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+
+    monkeypatch.setattr(kernel, "MIN_FREE_MB", 1 << 40)  # every disk counts as full
+    trouble = kernel.grader_trouble()
+    assert trouble and "disk is full" in trouble
+    log = f"{SANDBOX_FAILURE} {trouble}\nnbclient.exceptions.DeadKernelError: Kernel died\n"
+    status, _ = diagnose(Course(REPO), 1, log, REPO / "nothing", REPO / "nothing")
+    assert outcome(status) == "sandbox failed"  # graded again by the next run, not a 0
+
+
+SYSCALL_PROBE = """
+import ctypes, errno, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {"unshare(CLONE_NEWUSER)": (272, 0x10000000), "setns": (308, 0, 0),
+         "mount": (165, 0, 0, 0, 0, 0), "ptrace(PTRACE_ATTACH, 1)": (101, 16, 1, 0, 0),
+         "bpf": (321, 0, 0, 0), "perf_event_open": (298, 0, 0, 0, 0, 0), "keyctl": (250, 0, 0),
+         "init_module": (175, 0, 0, 0), "finit_module": (313, 0, 0, 0),
+         "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0),
+         "process_vm_writev": (311, 1, 0, 0, 0, 0, 0), "userfaultfd": (323, 0)}
+for name, (nr, *args) in calls.items():
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *args)
+    print("DENIED" if r == -1 and ctypes.get_errno() == errno.EPERM else "ALLOWED", name)
+u = subprocess.run(["unshare", "--user", "--map-root-user", "true"], capture_output=True)
+print("DENIED" if u.returncode else "ALLOWED", "unshare --user")
+print("threads and processes:", subprocess.run(["echo", "fine"], capture_output=True).stdout)
+"""
+
+
+@pytest.mark.parametrize("with_filter", [True, False], ids=["filtered", "unfiltered"])
+def test_the_sandbox_denies_the_system_calls_a_notebook_never_needs(with_filter):
+    from autograder import seccomp
+
+    uid = sandbox.sandbox_uid()
+    passwd = sandbox.passwd_fd(uid)
+    rules = sandbox.data_fd(seccomp.program() or b"") if with_filter else None
+    argv = sandbox.bwrap_argv(
+        [sandbox.python_executable(), "-I", "-c", SYSCALL_PROBE],
+        uid=uid,
+        limits=sandbox.Limits(),
+        read_only=sandbox.python_paths(),
+        ro_data=[(passwd, "/etc/passwd")],
+        seccomp_fd=rules,
+    )
+    fds = (passwd,) if rules is None else (passwd, rules)
+    out = subprocess.run(argv, pass_fds=fds, capture_output=True, text=True, timeout=120)
+    for fd in fds:
+        os.close(fd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "threads and processes: b'fine" in out.stdout
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("DENIED", "ALLOWED"))]
+    assert len(lines) == 13, out.stdout
+    if with_filter:
+        assert all(line.startswith("DENIED") for line in lines), out.stdout
+    else:  # without the filter a user namespace is there for the taking
+        assert "ALLOWED unshare(CLONE_NEWUSER)" in lines, out.stdout

@@ -1,0 +1,85 @@
+"""Steps of the instructor's workflow without a kernel: collect from a zip or a folder,
+validate's verdict read from nbgrader's output, and a kernel that died before it ran any
+learner code retried, not charged. (The whole workflow: tests/grading/test_nbgrader.py.)"""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+from support.submissions import A1, exercise, make_root, source
+
+from course import grading
+from course.collect import collect
+from course.config import Course, CourseError
+from course.runner import Run
+from course.validate import validation_passed
+
+pytestmark = pytest.mark.usefixtures("grading_env")
+
+
+def test_collect_from_zip_rejects_bad_notebooks_and_keeps_them(tmp_path):
+    root = make_root(tmp_path / "course")
+    good = source(A1).read_bytes()
+    zpath = tmp_path / "batch.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("batch/alice/01_attention/attention.ipynb", good)
+        zf.writestr("batch/bob/01_attention/attention.ipynb", b'{"cells": [ oops')
+        zf.writestr("batch/carol/01_attention/attention (1).ipynb", good)
+        zf.writestr("batch/dave/01_attention/attention.ipynb", b'{"nbformat": 4}')
+    rejected = collect(zpath, Course(root))
+    assert (root / "submitted/alice/01_attention/attention.ipynb").read_bytes() == good
+    reasons = {r.student: r.reason for r in rejected}
+    assert set(reasons) == {"bob", "carol", "dave"}
+    assert "not valid JSON" in reasons["bob"]
+    assert "misnamed" in reasons["carol"] and "attention.ipynb" in reasons["carol"]
+    assert "not a Jupyter notebook" in reasons["dave"]
+    for r in rejected:
+        assert (root / r.kept_as).exists(), r
+        assert not (root / "submitted" / r.student).exists(), r
+    assert (root / "reports/collect_rejected.csv").read_text().count("\n") == 4
+
+
+def test_collect_from_folder_with_assignment(tmp_path):
+    root = make_root(tmp_path / "course")
+    src = tmp_path / "downloads"
+    (src / "erin").mkdir(parents=True)
+    (src / "erin" / "attention.ipynb").write_bytes(exercise(A1).read_bytes())
+    assert collect(src, Course(root), assignment=A1) == []
+    assert (root / "submitted/erin/01_attention/attention.ipynb").exists()
+    with pytest.raises(CourseError, match="unknown assignment"):
+        collect(src, Course(root), assignment="99_nothing")
+
+
+def test_validation_verdict_is_read_from_the_output():
+    assert validation_passed("Success! Your notebook passes all the tests.\n")
+    assert not validation_passed("VALIDATION FAILED ON 3 CELL(S)! If you submit ...")
+    assert not validation_passed("")
+
+
+def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tmp_path):
+    """A kernel that dies before kernel_info (a port race between kernels started side by side)
+    never ran learner code: grading is retried; a learner's dead kernel is not."""
+    calls = []
+
+    def fake_run(args, course, url=None, log=None, timeout=None, sandbox=True):
+        calls.append(args)
+        if len(calls) == 1:
+            out = "Address already in use\nRuntimeError: " + grading.KERNEL_START_FAILURE
+            return Run(1, out)
+        return Run(0, "graded")
+
+    def fake_diagnose(course, rc, out, s, a, oom=False, grader_oom=False):
+        return ("ok" if rc == 0 else out, [])
+
+    monkeypatch.setattr(grading, "nbgrader_run", fake_run)
+    monkeypatch.setattr(grading, "diagnose", fake_diagnose)
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
+    assert len(calls) == 2 and result.status == "ok"
+
+    calls.clear()
+    monkeypatch.setattr(
+        grading, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "DeadKernelError")
+    )
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
+    assert len(calls) == 1 and result.status == "DeadKernelError"
