@@ -1,4 +1,4 @@
-"""Autograding throughput on Dask against the plain local pool, side by side in one run.
+"""Autograding throughput of the engine's two executors, threads and Dask, side by side.
 
     .venv/bin/python benchmarks/autograde_dask.py [--students 6] [--assignments A ...]
         [--rounds 2] [--quick]
@@ -6,16 +6,16 @@
 The same class (every student submits the solution of each chosen assignment; default: 01
 and 02) is graded from scratch five ways per round, one after the other (in reverse order
 every other round; the median wall time of the rounds is used), each in its own temporary
-course root whose gradebook already knows the assignments: the serial run (the plain pool,
-1 worker), the plain pool with 2 workers (threads of one process, ``engine="pool"``), and Dask
-with 1, 2 and 4 worker processes (a LocalCluster of this machine, ``engine="dask"``: each task
-carries the submission's bytes, each result is merged here as it arrives). The scores of
-every run must agree. Reported: notebooks per minute of each; the overhead of Dask over the
-plain pool with the same number of workers (cluster start included); the instructor-side
-cost of storing one result (merge into the gradebook); and a table projecting the wall time
-of 300 and 3,000 learners x 6 assignments on 1, 4 and 16 machines of 16 cores. Target: Dask
-with 2 workers costs at most 10 % more than the plain pool with 2. Writes
-benchmarks/out/autograde_dask.json.
+course root whose gradebook already knows the assignments, through the one engine
+(``course.engine``: each task carries the submission's bytes, each result is stored here as
+it arrives): the serial run (threads, 1 worker), the default (threads of this process, 2
+workers), and Dask with 1, 2 and 4 worker processes (``--scheduler local``, a LocalCluster of
+this machine). The scores of every run must agree. Reported: notebooks per minute of each;
+the overhead of Dask over threads with the same number of workers (cluster start included);
+the instructor-side cost of storing one result; and a table projecting the wall time of 300
+and 3,000 learners x 6 assignments on 1, 4 and 16 machines of 16 cores. Target: the default
+(threads, 2 workers) at most 5 % slower per notebook than the faster of the two executors
+with 2 workers. Writes benchmarks/out/autograde_dask.json.
 """
 
 from __future__ import annotations
@@ -34,18 +34,19 @@ from course.autograde import autograde
 from course.config import Course
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS = {  # name -> (engine, workers)
-    "serial (pool, 1)": ("pool", 1),
-    "pool, 2": ("pool", 2),
-    "dask, 1": ("dask", 1),
-    "dask, 2": ("dask", 2),
-    "dask, 4": ("dask", 4),
+SERIAL, DEFAULT = "serial (threads, 1)", "threads, 2 (default)"
+RUNS = {  # name -> (scheduler, workers)
+    SERIAL: (None, 1),
+    DEFAULT: (None, 2),
+    "dask, 1": ("local", 1),
+    "dask, 2": ("local", 2),
+    "dask, 4": ("local", 4),
 }
 A06_SECONDS = 23.0  # assignment 06 trains: measured ~23 s per notebook (issue 14)
 LEARNERS = (300, 3000)
 MACHINES = (1, 4, 16)
 CORES_PER_MACHINE = 16
-TARGET_OVERHEAD = 0.10
+TARGET_SLOWER = 0.05  # the default against the faster executor, 2 workers each
 
 
 def make_class(folder: Path, assignments: list[str], students: int, template: Path) -> Course:
@@ -69,7 +70,7 @@ def store_seconds(graded: Course, template: Path, rounds: int) -> float:
     """Median seconds of what the instructor's side does with the gradebook per result: write
     one submission's fields, as a worker sends them (here: exported from a graded run's
     gradebook), into the main gradebook (a fresh copy of the template, open for the run, as
-    ``course.distributed`` keeps it) through nbgrader's API, and read its score."""
+    ``course.engine`` keeps it) through nbgrader's API, and read its score."""
     with gradebook.open_gradebook(graded.gradebook_url) as gb:
         jobs = [(s.assignment.name, s.student.id) for a in gb.assignments for s in a.submissions]
         sent = {job: gradebook.export_submission(gb, *job) for job in jobs}
@@ -136,31 +137,28 @@ def main() -> None:
         walls: dict[str, list[float]] = {name: [] for name in RUNS}
         for rnd in range(args.rounds):  # A B C, C B A, ...: a noisy machine slows all alike
             for name in list(RUNS) if rnd % 2 == 0 else list(RUNS)[::-1]:
-                engine, workers = RUNS[name]
+                scheduler, workers = RUNS[name]
                 folder = Path(tmp) / f"round{rnd}-{name.replace(' ', '').replace(',', '-')}"
                 course = make_class(folder, assignments, args.students, template_db)
                 start = time.perf_counter()
-                results = autograde(assignments, course, workers, engine=engine)
+                results = autograde(assignments, course, workers, scheduler=scheduler)
                 walls[name].append(time.perf_counter() - start)
                 each.setdefault(name, []).extend(r.seconds for r in results)
                 scores[name] = {f"{x.assignment}/{x.student}": (x.status, x.score) for x in results}
                 courses[name] = course
         wall = {name: statistics.median(ts) for name, ts in walls.items()}
         store_s = store_seconds(courses["dask, 2"], template_db, rounds=12)
-    first = scores["serial (pool, 1)"]
+    first = scores[SERIAL]
     for name, got in scores.items():
         if got != first:
             raise SystemExit(f"{name} disagrees with the serial run:\n{got}\n{first}")
     n = len(first)
     per_min = {k: 60 * n / t for k, t in wall.items()}
-    overhead = {
-        w: wall[f"dask, {w}"] / wall["serial (pool, 1)" if w == 1 else "pool, 2"] - 1
-        for w in (1, 2)
-    }
-    per_core_s = wall["serial (pool, 1)"] / n
+    overhead = {w: wall[f"dask, {w}"] / wall[SERIAL if w == 1 else DEFAULT] - 1 for w in (1, 2)}
+    per_core_s = wall[SERIAL] / n
     cores = os.cpu_count() or 1
     best = max(w for w in (1, 2, 4) if w <= cores)
-    efficiency = min(1.0, wall["serial (pool, 1)"] / wall[f"dask, {best}"] / best)
+    efficiency = min(1.0, wall[SERIAL] / wall[f"dask, {best}"] / best)
     table = projection(per_core_s, efficiency, store_s)
 
     print()
@@ -175,7 +173,7 @@ def main() -> None:
             f"{statistics.median(each[name]):18.2f}"
         )
     for w in (1, 2):
-        base = "serial (pool, 1)" if w == 1 else "pool, 2"
+        base = SERIAL if w == 1 else DEFAULT
         extra = (wall[f"dask, {w}"] - wall[base]) / n
         print(
             f"overhead of Dask over the plain pool, {w} worker(s): {100 * overhead[w]:+.1f} % "
@@ -197,10 +195,12 @@ def main() -> None:
             f"{row['learners']:>8} {row['machines']:>8} {row['grading_h']:>10.2f} "
             f"{row['instructor_store_h']:>10.2f} {row['wall_h']:>8.2f}"
         )
-    met = overhead[2] <= TARGET_OVERHEAD
+    slower = wall[DEFAULT] / min(wall[DEFAULT], wall["dask, 2"]) - 1
+    met = slower <= TARGET_SLOWER
     print(
-        f"target met: {'yes' if met else 'no'} (Dask 2 workers at most "
-        f"{100 * TARGET_OVERHEAD:.0f} % over the plain pool with 2)"
+        f"target met: {'yes' if met else 'no'} (the default, threads with 2 workers, "
+        f"{100 * slower:.1f} % slower per notebook than the faster executor with 2; at most "
+        f"{100 * TARGET_SLOWER:.0f} %)"
     )
     out = REPO / "benchmarks" / "out" / "autograde_dask.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -219,6 +219,7 @@ def main() -> None:
                     k: round(statistics.median(v), 2) for k, v in each.items()
                 },
                 "dask_overhead": {str(w): round(v, 4) for w, v in overhead.items()},
+                "default_slower_than_best": round(slower, 4),
                 "store_s_per_result": round(store_s, 4),
                 "projection_assumptions": {
                     "per_notebook_core_s_01_05": round(per_core_s, 3),

@@ -5,8 +5,8 @@
 Each student submits the solution notebook of every chosen assignment (default: 01 and 02).
 Both runs grade the same class from scratch, each in its own temporary course root (the
 repository's solutions/ and exercises/ linked in), through ``course.autograde`` (one
-``nbgrader autograde`` process per submission; with 2 workers, each worker on its own copy of
-the SQLite gradebook, merged afterwards). The scores of the two runs must agree. Writes
+``nbgrader autograde`` process per submission, on threads of one process, each result stored
+in the gradebook as it arrives: ``course.engine``). The scores of the two runs must agree. Writes
 benchmarks/out/autograde_parallel.json.
 """
 

@@ -1,15 +1,9 @@
-"""``autograde``: every submission graded in the OS sandbox, by worker processes in parallel.
+"""``autograde``: every submission graded in the OS sandbox, in parallel, by the one engine.
 
 Each submission is graded by its own ``nbgrader autograde <assignment> --student <id>``
-process, so a crash is contained to one student. Two engines run those processes:
-
-* ``engine="dask"`` (``course.distributed``): tasks on a Dask cluster, a scheduler's address
-  or a LocalCluster of this machine; each task carries the submission's bytes, each result is
-  written here as it arrives (an interruption loses nothing already graded);
-* ``engine="pool"``: threads of this process take submissions from one queue, so a slow
-  notebook does not leave another worker idle. With an SQLite gradebook and more than one
-  worker, each worker grades against its own copy of the gradebook and the results are merged
-  afterwards (``course.gradebook``); otherwise they write to the gradebook directly.
+process, so a crash is contained to one student. ``course.engine`` runs those processes as
+tasks on threads of this process (the default) or on a Dask cluster (``--scheduler``), and
+stores each result as it arrives.
 
 reports/autograde.json records each result with the sha256 of the submission's files: with
 ``force=False`` a submission whose result is recorded for the same bytes is skipped (how a
@@ -21,15 +15,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from queue import Empty, Queue
 
-from course import distributed, gradebook
-from course.config import Course, CourseError, sqlite_path
-from course.grading import REGRADE_OUTCOMES, Result, grade_one, grader_fingerprint, write_report
+from course import engine, gradebook
+from course.config import Course, CourseError
+from course.grading import REGRADE_OUTCOMES, Result, grader_fingerprint
 from course.release import register
 from course.reports import write_summary
 from course.tasks import digest, pack
@@ -78,38 +68,6 @@ def check_sandbox(sandbox: bool) -> None:
         )
 
 
-def _grade_all(
-    course: Course, jobs: list[gradebook.Job], url: str, workers: int, sandbox: bool
-) -> list[Result]:
-    """Grade ``jobs`` with ``workers`` threads, each running one nbgrader at a time."""
-    timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
-    queue: Queue[gradebook.Job] = Queue()
-    for job in jobs:
-        queue.put(job)
-    done: list[list[gradebook.Job]] = [[] for _ in range(workers)]
-    copies = workers > 1 and sqlite_path(url) is not None  # SQLite: one writer at a time
-    course.reports.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=course.reports) as tmp:
-        urls = [gradebook.worker_copy(url, Path(tmp), w) if copies else url for w in range(workers)]
-
-        def work(w: int) -> list[Result]:
-            results: list[Result] = []
-            while True:
-                try:
-                    job = queue.get_nowait()
-                except Empty:
-                    return results
-                results.append(grade_one(job, course, urls[w], timeout, sandbox))
-                done[w].append(job)
-
-        with ThreadPoolExecutor(workers) as pool:
-            results = [r for rs in pool.map(work, range(workers)) for r in rs]
-        if copies:
-            for w in range(workers):
-                gradebook.merge(urls[w], url, done[w])
-    return results
-
-
 def autograde(
     names: list[str] | None,
     course: Course,
@@ -117,26 +75,23 @@ def autograde(
     students: list[str] | None = None,
     sandbox: bool = True,
     *,
-    engine: str = "pool",
     scheduler: str | None = None,
     force: bool = True,
 ) -> list[Result]:
-    """Autograde submitted/ (or only ``students``) with ``workers`` worker processes.
+    """Autograde submitted/ (or only ``students``), ``workers`` submissions at a time.
 
-    ``engine`` is ``"pool"`` (threads of this process) or ``"dask"``: the Dask scheduler at
-    ``scheduler`` (``tcp://host:port`` or a scheduler file), or without one a LocalCluster of
-    ``workers`` processes. ``force=False`` skips the submissions already graded with the same
-    bytes (reports/autograde.json). Every notebook runs in the OS sandbox
-    (``autograder.sandbox``); ``sandbox=False`` (``--no-sandbox``) runs learners' code with
-    the grader's own rights. Returns the results of this run.
+    Without ``scheduler`` the work runs on threads of this process; with one, on the Dask
+    scheduler there (``tcp://host:port`` or a scheduler file), or with ``"local"`` on a Dask
+    LocalCluster of ``workers`` processes (``course.engine``). ``force=False`` skips the
+    submissions already graded with the same bytes (reports/autograde.json). Every notebook runs
+    in the OS sandbox (``autograder.sandbox``); ``sandbox=False`` (``--no-sandbox``) runs
+    learners' code with the grader's own rights. Returns the results of this run.
     """
-    if engine not in ("pool", "dask"):
-        raise ValueError(f"engine must be 'pool' or 'dask', not {engine!r}")
-    remote = engine == "dask" and scheduler is not None
+    remote = scheduler not in (None, engine.LOCAL_CLUSTER)
     names = course.assignments(names)
     if remote and not sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
-    elif not remote:  # a remote cluster's workers are checked by course.distributed
+    elif not remote:  # a remote cluster's workers are checked by course.engine
         check_sandbox(sandbox)
     submitted = course.submitted
     all_students = (
@@ -161,19 +116,9 @@ def autograde(
         register(course, names, sorted({s for _, s in jobs}), url)
 
     workers = max(1, min(workers, len(jobs)))
+    timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
     start = time.perf_counter()
-    if engine == "dask":
-        results = distributed.grade(course, jobs, url, workers, sandbox, scheduler, prepare)
-    else:
-        prepare()
-        results = _grade_all(course, jobs, url, workers, sandbox)
-        scores = gradebook.submission_scores(url, [(r.assignment, r.student) for r in results])
-        for r in results:
-            score, r.max_score = scores[(r.assignment, r.student)]
-            if r.status == "ok" and score is not None:
-                r.score = score
-            r.sha256 = _sha256(course, (r.assignment, r.student))
-        write_report(course, results)
+    results = engine.grade(course, jobs, url, workers, sandbox, scheduler, timeout, prepare)
     elapsed = time.perf_counter() - start
     results.sort(key=lambda r: (r.assignment, r.student))
     for r in results:
@@ -183,7 +128,7 @@ def autograde(
             f"{r.seconds:6.1f}s  {r.status}{extra}"
         )
     where = f"on the Dask cluster {scheduler}" if remote else f"with {workers} worker(s)"
-    if engine == "dask" and not remote:
+    if scheduler == engine.LOCAL_CLUSTER:
         where += " (Dask LocalCluster)"
     print(f"autograded {len(results)} submission(s) {where} in {elapsed:.1f} s")
     write_summary(course)

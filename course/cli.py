@@ -19,19 +19,15 @@ Every command takes ``--root DIR``, the course root: solutions/, exercises/, sub
 autograded/, feedback/, reports/ and gradebook.db are all found there (default: this
 repository). ``AFZ_GRADEBOOK_URL`` names another gradebook database, e.g. PostgreSQL.
 
-Autograding runs on Dask (``course.distributed``): ``--scheduler tcp://HOST:PORT`` (or a
-scheduler file) sends the submissions, as bytes, to the workers of a cluster that may span
-several machines; without it a LocalCluster of worker processes grades on this machine.
-Results are written here as they arrive, so Ctrl-C loses nothing already graded, and a rerun
-skips the submissions already graded with the same files (``--force`` grades all again).
-``--local-pool`` grades with threads of this one process instead (no Dask).
-
-The gradebook: with Dask, each worker grades against its own SQLite copy of a seed
-gradebook and this machine alone merges each result into the gradebook, through nbgrader's
-API. With --local-pool and an SQLite gradebook, each worker thread grades its share against
-its own copy, merged afterwards; with a server database (e.g. PostgreSQL in
-``AFZ_GRADEBOOK_URL``) the pool's workers write to it directly. Each submission is graded by
-its own ``nbgrader autograde`` process, so a crash is contained to one student.
+Autograding has one engine (``course.engine``): each submission travels as a task, as bytes,
+to a worker (threads of this process by default, ``--workers`` of them; with ``--scheduler
+tcp://HOST:PORT`` or a scheduler file, the workers of a Dask cluster that may span several
+machines; ``--scheduler local``, a Dask LocalCluster of this machine). Each worker grades
+against its own SQLite copy of a seed gradebook, and this process alone writes each result
+into the gradebook (through nbgrader's API) as it arrives, so Ctrl-C loses nothing already
+graded, and a rerun skips the submissions already graded with the same files (``--force``
+grades all again). Each submission is graded by its own ``nbgrader autograde`` process, so a
+crash is contained to one student.
 """
 
 from __future__ import annotations
@@ -59,25 +55,21 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("collect", help="copy a folder or .zip of submissions into submitted/")
     c.add_argument("source", type=Path)
     c.add_argument("--assignment", help="the source holds <student>/<notebook>.ipynb for this")
-    g = sub.add_parser("autograde", help="autograde submitted/ in parallel worker processes")
+    g = sub.add_parser("autograde", help="autograde submitted/, several submissions at a time")
     g.add_argument("assignments", nargs="*")
     g.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="worker processes on this machine (default: one per CPU core with Dask, 2 with "
-        "--local-pool); ignored with --scheduler",
+        help="submissions graded at once on this machine (default: one per CPU core); "
+        "ignored with a remote --scheduler",
     )
     g.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="grade on the Dask cluster of this scheduler: tcp://HOST:PORT, or the JSON file "
-        "that `dask scheduler --scheduler-file FILE` wrote (default: a local cluster)",
-    )
-    g.add_argument(
-        "--local-pool",
-        action="store_true",
-        help="grade with a pool of threads in this process, without Dask",
+        "that `dask scheduler --scheduler-file FILE` wrote; `local`: a Dask LocalCluster of "
+        "this machine (default: threads of this process, no Dask)",
     )
     g.add_argument(
         "--force",
@@ -123,17 +115,13 @@ def run(args: argparse.Namespace) -> int:
     elif args.cmd == "autograde":
         from course.autograde import autograde
 
-        if args.local_pool and args.scheduler:
-            raise CourseError("--local-pool and --scheduler exclude each other: choose one")
-        cores = os.cpu_count() or 1
-        workers = args.workers or (min(2, cores) if args.local_pool else cores)
+        workers = args.workers or os.cpu_count() or 1
         autograde(
             args.assignments,
             course,
             workers,
             args.student,
             not args.no_sandbox,
-            engine="pool" if args.local_pool else "dask",
             scheduler=args.scheduler,
             force=args.force,
         )

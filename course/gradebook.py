@@ -6,26 +6,25 @@ default, ``<root>/gradebook.db``) or a server database such as PostgreSQL
 opened (no driver, no server there, a wrong password, no such database, no right to create
 tables) is a CourseError that says why and what to do.
 
-Parallel autograding with an SQLite gradebook: SQLite must not have concurrent writers, so
-each worker grades against its own copy of the gradebook file (``worker_copy``) and, when all
-are done, ``merge`` copies the results of the submissions it graded into the main gradebook.
-A worker's copy starts as the main gradebook, so a submission is graded from the same state
-(extensions, manual grades, flags) as it would be in the main gradebook, and the merged result
-is what grading straight into the main gradebook gives.
+Parallel autograding (``course.engine``): a worker grades each submission against its own
+SQLite copy of a seed gradebook, into which the submission's fields in the main gradebook
+(extensions, manual grades, flags; ``export_submission``) were written first, and the
+instructor's process writes the result into the main gradebook (``import_submission``), so a
+submission is graded from the same state as it would be in the main gradebook, and the result
+is what grading straight into the main gradebook gives. Only that process writes the main
+gradebook, whatever its database.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from course.config import COURSE_ID, CourseError, check_gradebook_url, sqlite_path
+from course.config import COURSE_ID, CourseError, check_gradebook_url
 from course.runner import nbgrader_env
 
 if TYPE_CHECKING:
@@ -121,16 +120,6 @@ def cannot_open(url: str, err: Exception) -> str:
         f"{hint}. (The gradebook's URL is AFZ_GRADEBOOK_URL; unset, gradebook.db in the "
         "course root.)"
     )
-
-
-def worker_copy(main_url: str, folder: Path, worker: int) -> str:
-    """A copy of the SQLite gradebook ``main_url`` in ``folder``, for one worker; its URL."""
-    main = sqlite_path(main_url)
-    if main is None:
-        raise ValueError(f"{main_url} is not an SQLite gradebook: workers share it")
-    copy = folder / f"worker{worker}.db"
-    shutil.copy2(main, copy)
-    return f"sqlite:///{copy}"
 
 
 Fields = dict[str, Any]  # one submission's fields, as export_submission gives them

@@ -74,7 +74,7 @@ REGRADE_OUTCOMES = ("grader error", "sandbox failed")
 
 def grader_fingerprint(course: Course, assignment: str) -> str:
     """A hash of everything that decides a grade besides the submission: the assignment's
-    source notebooks (tests, hidden tests, points), ``helpers``, ``autograder`` and
+    source notebooks (tests, hidden tests, points), ``helpers``, ``checks``, ``autograder`` and
     ``nbgrader_config.py``. A result recorded under another fingerprint is graded again."""
     return _grader_fingerprint(course.solutions, assignment)
 
@@ -83,7 +83,7 @@ def grader_fingerprint(course: Course, assignment: str) -> str:
 def _grader_fingerprint(solutions: Path, assignment: str) -> str:
     h = hashlib.sha256()
     files = sorted((solutions / assignment).rglob("*.ipynb"))
-    for folder in ("helpers", "autograder"):
+    for folder in ("helpers", "checks", "autograder"):
         files += sorted((REPO / folder).rglob("*.py"))
     files.append(REPO / "nbgrader_config.py")
     for path in files:

@@ -1,10 +1,12 @@
-"""One grading task of a Dask cluster: what travels to a worker, and what it does there.
+"""One grading task: what travels to a worker (a thread here, or a Dask worker), and what it
+does there.
 
 A ``Task`` carries ONE submission as bytes (every file of
 ``submitted/<student>/<assignment>/``, ``timestamp.txt`` included), not a path on a shared
-disk. The worker (``grade_task``) needs only its own checkout of the course repository
-(``solutions/`` for the hidden tests and the replay of the expected checks, ``exercises/``, the
-``.venv``) and the seed gradebook of the run (SQLite bytes with the assignments and students,
+disk. The worker (``grade_task``) needs only a checkout of the course (``solutions/`` for the
+hidden tests and the replay of the expected checks, ``exercises/``, the ``.venv``: the
+instructor's course root for a thread, a Dask worker's own checkout of the repository) and the
+seed gradebook of the run (SQLite bytes with the assignments and students,
 shipped once to every worker; a submission graded before travels with its own state,
 ``Task.prior``): it makes a temporary course root, writes the submission into it, grades it
 with ``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns
@@ -78,6 +80,7 @@ class Task:
     timeout: float  # seconds for the whole nbgrader run (AFZ_STUDENT_TIMEOUT)
     sandbox: bool = True
     prior: Fields | None = None  # its fields in the main gradebook, if it has them already
+    sources: str | None = None  # the course root of solutions/ and exercises/ (None: REPO)
 
 
 @dataclass
@@ -88,18 +91,20 @@ class Graded:
     autograded: Files
     log: str
     submission: Fields | None  # its fields in the worker's gradebook (None: not graded)
-    worker: str  # host:pid that graded it
+    worker: str  # host:pid that graded it (a thread: this process)
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _check_worker(task: Task) -> None:
-    """Raise WorkerSetupError when this machine cannot grade ``task`` as asked."""
-    if not (REPO / SOURCE / task.assignment).is_dir():
+def _check_worker(task: Task) -> Path:
+    """The course root to grade ``task`` with; WorkerSetupError when this machine cannot
+    grade it as asked."""
+    sources = Path(task.sources) if task.sources else REPO
+    if not (sources / SOURCE / task.assignment).is_dir():
         raise WorkerSetupError(
-            f"worker {worker_name()} has no {REPO / SOURCE / task.assignment}: check out the "
+            f"worker {worker_name()} has no {sources / SOURCE / task.assignment}: check out the "
             "course repository (the same commit as the instructor's) on that machine"
         )
     if task.sandbox:  # the full check (a sandbox started) ran on every worker before the run
@@ -111,16 +116,17 @@ def _check_worker(task: Task) -> None:
                 f"worker {worker_name()} cannot grade in the sandbox: {problem}; install "
                 "bubblewrap there (`make sandbox-deps`) or restart the worker without it"
             )
+    return sources
 
 
 def grade_task(task: Task, seed: bytes) -> Graded:
     """Grade ``task`` in a temporary course root on this worker against a copy of ``seed``."""
 
-    _check_worker(task)
-    with tempfile.TemporaryDirectory(prefix="afz-dask-") as tmp:
+    sources = _check_worker(task)
+    with tempfile.TemporaryDirectory(prefix="afz-task-") as tmp:
         root = Path(tmp)
         for folder in (SOURCE, RELEASE):
-            (root / folder).symlink_to(REPO / folder)
+            (root / folder).symlink_to(sources / folder)
         unpack(task.files, root / SUBMITTED / task.student / task.assignment)
         db = root / "gradebook.db"
         db.write_bytes(seed)

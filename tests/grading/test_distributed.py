@@ -1,5 +1,5 @@
 """Autograding on a real Dask cluster: ``dask scheduler`` and two ``dask worker`` processes on
-127.0.0.1, started with Dask's own command line from the .venv (``course.distributed``).
+127.0.0.1, started with Dask's own command line from the .venv (``course.engine``).
 
 * a class of 12 submissions of assignment 01, adversarial ones among them
   (tests/support/submissions.py builds them), graded on the cluster while one worker process
@@ -7,8 +7,9 @@
   run of the same class, each submission exactly once in reports/autograde.json and in the
   gradebook, and nothing of the killed worker's grading left running (its nbgrader, kernel
   launcher and sandbox);
-* Ctrl-C (SIGINT) of ``python -m course autograde --scheduler``: what was graded is kept, and a
-  rerun grades only the rest;
+* Ctrl-C (SIGINT) of ``python -m course autograde``, on threads (the default) and with
+  ``--scheduler``: what was graded is kept, the gradebook and reports/autograde.json agree,
+  and a rerun grades only the rest;
 * a worker that cannot sandbox (no bwrap on its PATH): the run stops with a clear error that
   names the worker.
 """
@@ -201,9 +202,7 @@ def test_cluster_grades_like_a_local_run_despite_a_killed_worker(cluster, local_
 
     def run() -> None:
         try:
-            out["results"] = autograde(
-                [A1], course, engine="dask", scheduler=str(cluster.file), force=False
-            )
+            out["results"] = autograde([A1], course, scheduler=str(cluster.file), force=False)
         finally:
             done.set()
 
@@ -256,13 +255,17 @@ def _as_from_a_terminal() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_the_rest(cluster, tmp_path):
+@pytest.mark.parametrize("executor", ["threads", "dask"])
+def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_the_rest(executor, request, tmp_path):
     course = write_class(tmp_path / "class", SIGINT_CLASS)
-    cmd = [
-        *[sys.executable, "-m", "course", "--root", str(course.root)],
-        *["autograde", A1, "--scheduler", str(cluster.file)],
-    ]
-    env = _env(cluster.tmp)
+    cmd = [*[sys.executable, "-m", "course", "--root", str(course.root)], "autograde", A1]
+    if executor == "dask":
+        cluster = request.getfixturevalue("cluster")
+        cmd += ["--scheduler", str(cluster.file)]
+        env = _env(cluster.tmp)
+    else:
+        cmd += ["--workers", "1"]
+        env = _env(tmp_path)
     report = course.reports / "autograde.json"
     first = subprocess.Popen(
         cmd,
@@ -296,7 +299,8 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_the_rest(cluster, tmp_p
     assert second.returncode == 0, second.stdout + second.stderr
     assert f"skipped {len(graded)} submission(s) already graded" in second.stdout
     rest = len(SIGINT_CLASS) - len(graded)
-    assert f"autograded {rest} submission(s) on the Dask cluster" in second.stdout
+    where = "on the Dask cluster" if executor == "dask" else "with 1 worker(s)"
+    assert f"autograded {rest} submission(s) {where}" in second.stdout
     assert sorted(report_entries(course)) == sorted((A1, s) for s in SIGINT_CLASS)
     assert submissions_in_gradebook(course) == sorted(SIGINT_CLASS)
 

@@ -147,7 +147,7 @@ def test_a_killed_grader_leaves_nothing_running(tmp_path):
     course = sleeper_class(tmp_path / "course")
     proc = subprocess.Popen(
         [sys.executable, "-m", "course", "--root", str(course.root)]
-        + ["autograde", "--local-pool", "--workers", "1"],
+        + ["autograde", "--workers", "1"],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -110,11 +110,11 @@ def course_cli(root: Path, *args: str) -> None:
 
 
 def run_workflow(
-    tmp: Path, url: str | None, server: PostgresServer, engine: str = "--local-pool"
+    tmp: Path, url: str | None, server: PostgresServer, scheduler: str | None = None
 ) -> ClassRun:
-    """The class through release, collect, autograde (2 workers; ``engine`` ``--local-pool``
-    or ``""``: Dask), feedback and grades, with the gradebook at ``url`` (None: the default
-    SQLite file)."""
+    """The class through release, collect, autograde (2 workers; threads, or with
+    ``scheduler="local"`` a Dask LocalCluster), feedback and grades, with the gradebook at
+    ``url`` (None: the default SQLite file)."""
     root = course_root(tmp / "course")
     config = tmp / "jupyter_config"
     config.mkdir()
@@ -141,7 +141,8 @@ def run_workflow(
             warnings.filterwarnings("ignore", "Object of type .* not in session")
             release.register(course, [A1], students, course.gradebook_url)
             prepare(course.gradebook_url, NB.source(A1).stem)
-        course_cli(root, "autograde", A1, *filter(None, [engine]), "--workers", "2")
+        where = ["--scheduler", scheduler] if scheduler else []
+        course_cli(root, "autograde", A1, *where, "--workers", "2")
         course_cli(root, "feedback", A1)
         course_cli(root, "grades")
         url = course.gradebook_url
@@ -240,7 +241,7 @@ def test_dask_workers_with_a_postgresql_gradebook_grade_as_sqlite(classes, pg_se
     """The same class graded by Dask workers (a LocalCluster: each grades in an SQLite seed
     made from the PostgreSQL gradebook, and this process merges the results into it)."""
     url = pg_server.create_database("dask_workflow")
-    run = run_workflow(tmp_path, url, pg_server, engine="")
+    run = run_workflow(tmp_path, url, pg_server, scheduler="local")
     assert run.content == classes["sqlite"].content
     assert not list(run.root.rglob("*.db"))
 
@@ -269,7 +270,7 @@ def test_two_graders_write_one_gradebook_at_once(pg_server, tmp_path):
         NB.submit(roots[student], student, A1, nb)
         cmd = [sys.executable, "-m", "course", "--root", str(roots[student]), "autograde", A1]
         graders[student] = subprocess.Popen(
-            [*cmd, "--local-pool", "--workers", "1"],
+            [*cmd, "--workers", "1"],
             cwd=REPO,
             env=env,
             stdout=subprocess.PIPE,

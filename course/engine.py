@@ -1,36 +1,46 @@
-"""Autograding on a Dask cluster (``dask.distributed``): the instructor's side.
+"""The one grading engine: submissions out as tasks, each result stored as it arrives.
 
-``grade`` connects to a scheduler (``tcp://host:port`` or a scheduler file), or starts a
-``LocalCluster`` of worker processes (one thread each) on this machine, ships the seed
-gradebook (the assignments and students, no grades) once to every worker, submits one
-``course.tasks.Task`` per submission and, AS EACH RESULT ARRIVES, writes it here: the
-autograded notebooks, the log, the submission's fields in the gradebook (through nbgrader's
-API, ``course.gradebook.import_submission``, one connection for the run) and
-reports/autograde.json, last (that record, with the sha256 of
-the submission, is what a resumed run skips). This machine alone writes the gradebook; workers
-grade against their own copy.
+``grade`` turns every submission into a ``course.tasks.Task`` (its files as bytes, the
+instructor's limits, its fields in the main gradebook if it has some) and hands the tasks to
+an executor; ``grade_task`` grades each in a temporary course root against a copy of the seed
+gradebook and sends back a ``Graded``. The seed of a cluster of other machines holds the
+assignments and students and no grades (it travels); on this machine (threads, or a Dask
+LocalCluster) it is the main SQLite gradebook itself, copied. AS EACH
+RESULT ARRIVES, this process writes it: the autograded notebooks, the log, the submission's
+fields in the main gradebook (nbgrader's API, ``course.gradebook.import_submission``, one
+connection for the run) and reports/autograde.json, last (that record, with the sha256 of the
+submission, is what a resumed run skips). Only this process writes the main gradebook.
 
-Faults: a worker that dies has its tasks rescheduled by Dask; a result is stored once per
-(assignment, student), whichever copy arrives. A task that fails on a worker (no sandbox there,
-...) is reported as an error (graded 0, as the local run grades a submission its grader could
-not grade) and graded again by the next run. Ctrl-C keeps every result already received; the
-next run grades only what is left.
+Two executors, one protocol (``submit`` / ``as_completed``, as ``concurrent.futures`` and a
+Dask ``Client`` share it):
+
+* ``Threads`` (the default, one machine): threads of this process, each running one
+  ``nbgrader autograde`` at a time;
+* ``Dask`` (``--scheduler ADDRESS``, or ``local`` for a LocalCluster of this machine): the
+  workers of a cluster that may span machines; each needs its own checkout of the course.
+
+Faults: a task that fails (no sandbox on a worker, ...) is reported as an error (graded 0) and
+graded again by the next run; on Dask a worker that dies has its tasks rescheduled, and a
+result is stored once per (assignment, student), whichever copy arrives. Ctrl-C keeps every
+result already stored (one being stored is finished first) and cancels the rest; the next run
+grades only what is left.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import as_completed as futures_completed
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from course import gradebook
-from course.config import Course, CourseError
+from course.config import Course, CourseError, sqlite_path
 from course.grading import Result, write_report
 from course.release import register
 from course.tasks import Graded, Task, digest, grade_task, pack, unpack
@@ -41,6 +51,89 @@ if TYPE_CHECKING:
 
 
 WORKER_FAILURE = "grader error"
+LOCAL_CLUSTER = "local"  # --scheduler local: a Dask LocalCluster of this machine
+
+
+class Executor(Protocol):
+    """Where tasks run: ``submit`` a function, ``as_completed`` its futures."""
+
+    remote: bool  # the workers use their own checkout of the course, not the instructor's
+
+    def share(self, data: bytes) -> Any: ...
+    def submit(self, fn: Callable[..., Graded], *args: Any, key: str) -> Any: ...
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]: ...
+    def cancel(self, futures: list[Any]) -> None: ...
+    def running(self) -> int: ...
+
+
+class Threads:
+    """``workers`` threads of this process (``concurrent.futures``)."""
+
+    remote = False
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+        self.futures: list[Future[Graded]] = []
+
+    def share(self, data: bytes) -> Any:
+        return data
+
+    def submit(self, fn: Callable[..., Graded], *args: Any, key: str) -> Future[Graded]:
+        future = self.pool.submit(fn, *args)
+        self.futures.append(future)
+        return future
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        return futures_completed(list(futures))
+
+    def cancel(self, futures: list[Any]) -> None:
+        for future in futures:
+            future.cancel()
+
+    def running(self) -> int:
+        return sum(f.running() for f in self.futures)
+
+
+class Dask:
+    """The workers of a Dask cluster (``distributed.Client``)."""
+
+    def __init__(self, client: Client, remote: bool) -> None:
+        self.client = client
+        self.remote = remote
+
+    def share(self, data: bytes) -> Any:
+        return self.client.scatter(data, broadcast=True)
+
+    def submit(self, fn: Callable[..., Graded], *args: Any, key: str) -> Any:
+        return self.client.submit(fn, *args, key=key)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def cancel(self, futures: list[Any]) -> None:
+        self.client.cancel(futures)
+
+    def running(self) -> int:
+        return sum(len(keys) for keys in self.client.processing().values())
+
+
+@contextmanager
+def executor(scheduler: str | None, workers: int, sandbox: bool) -> Iterator[Executor]:
+    """Threads of this process (``scheduler`` None), a Dask LocalCluster of ``workers``
+    processes (``"local"``), or the Dask scheduler at ``scheduler`` (an address, or a
+    scheduler file); a cluster's workers are checked first (``check_workers``)."""
+    if scheduler is None:
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="afz-grade")
+        try:
+            yield Threads(pool)
+        finally:  # after Ctrl-C, what runs is left to finish on its own (its result is lost)
+            pool.shutdown(wait=sys.exc_info()[0] is None, cancel_futures=True)
+        return
+    with connect(None if scheduler == LOCAL_CLUSTER else scheduler, workers) as client:
+        check_workers(client, sandbox)
+        yield Dask(client, remote=scheduler != LOCAL_CLUSTER)
 
 
 @contextmanager
@@ -173,41 +266,48 @@ def grade(
     workers: int,
     sandbox: bool,
     scheduler: str | None,
+    timeout: float,
     prepare: Callable[[], None] = lambda: None,
 ) -> list[Result]:
-    """Grade ``jobs`` on the cluster; each result is stored as it arrives. ``prepare`` (the
-    solutions replayed, the gradebook registered) runs once the workers are checked."""
-    from distributed import as_completed
+    """Grade ``jobs`` on the executor ``scheduler`` names; each result is stored as it
+    arrives. ``prepare`` (the solutions replayed, the gradebook registered) runs once the
+    executor is up (and a cluster's workers checked)."""
     from tqdm import tqdm
 
-    timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
     names = sorted({a for a, _ in jobs})
     files = {(a, s): pack(course.submitted / s / a) for a, s in jobs}
     results: dict[gradebook.Job, Result] = {}
-    with connect(scheduler, workers) as client:
-        check_workers(client, sandbox)
+    with executor(scheduler, workers, sandbox) as run:
         prepare()
-        seed_bytes = seed_gradebook(course, url, names, jobs)
+        main_file = sqlite_path(url)
+        if run.remote or main_file is None:
+            seed_bytes = seed_gradebook(course, url, names, jobs)
+        else:  # threads of this process: the main gradebook, registered by prepare(), as seed
+            seed_bytes = main_file.read_bytes()
         priors = prior_states(url, jobs)
+        sources = None if run.remote else str(course.root)
         tasks = {
-            job: Task(*job, files[job], digest(files[job]), timeout, sandbox, priors.get(job))
+            job: Task(
+                *job, files[job], digest(files[job]), timeout, sandbox, priors.get(job), sources
+            )
             for job in jobs
         }
-        seed = client.scatter(seed_bytes, broadcast=True)
+        seed = run.share(seed_bytes)
         futures = {
-            client.submit(grade_task, t, seed, key=f"grade-{job[0]}-{job[1]}-{t.sha256[:16]}"): job
+            run.submit(grade_task, t, seed, key=f"grade-{job[0]}-{job[1]}-{t.sha256[:16]}"): job
             for job, t in tasks.items()
         }
         bar = tqdm(total=len(futures), unit="notebook", desc="autograde", disable=None)
         errors = 0
         try:
             with gradebook.open_gradebook(url) as main:  # one connection for the whole run
-                for future in as_completed(futures):
+                for future in run.as_completed(futures):
                     job = futures[future]
                     if job in results:  # a recomputed copy: stored already
                         continue
-                    if future.status == "error":
-                        results[job] = failed(course, tasks[job], future.exception())
+                    error = future.exception()
+                    if error is not None:
+                        results[job] = failed(course, tasks[job], error)
                         errors += 1
                         bar.write(f"{job[0]}/{job[1]}: {results[job].status}", file=sys.stderr)
                     else:  # Ctrl-C waits until this result is stored whole (gradebook, report)
@@ -216,15 +316,18 @@ def grade(
                             results[job] = store(course, main, future.result())
                         finally:
                             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                    running = sum(len(keys) for keys in client.processing().values())
                     left = len(futures) - len(results)
                     bar.set_postfix(
-                        done=len(results), failed=errors, running=running, left=left, refresh=False
+                        done=len(results),
+                        failed=errors,
+                        running=run.running(),
+                        left=left,
+                        refresh=False,
                     )
                     bar.update(1)
         except KeyboardInterrupt:
             bar.close()
-            client.cancel(list(futures))
+            run.cancel(list(futures))
             left = len(futures) - len(results)
             print(
                 f"\ninterrupted: {len(results)} submission(s) graded and saved, {left} left; "
