@@ -289,7 +289,7 @@ def test_the_monitor_switched_off_changes_nothing(adversarial_class):
     root, adv = adversarial_class
     r = adv["monitor_off"]
     assert r.status == "ok" and r.score == 0, r
-    assert "assigning to `hc._call_watched`" in verdict_text(root, "monitor_off")
+    assert "assigning to `hc.call_watched`" in verdict_text(root, "monitor_off")
 
 
 def test_records_that_could_be_rewritten_fail(adversarial_class):

@@ -507,3 +507,49 @@ def test_the_socket_folder_takes_nothing(attacked_class):
     text = outputs(attacked_class["root"], "sockets")
     assert "SOCKET FOLDER 0 PermissionError" in text, text
     assert "NO DEEP TREE PermissionError" in text, text
+
+
+# ---------------------------------------------------------------------------------------
+# nbgrader's own memory
+# ---------------------------------------------------------------------------------------
+def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
+    """nbgrader's own processes, outside the kernel's sandbox, get ``AFZ_GRADER_MEMORY_MB``.
+
+    The swollen notebook is one collect takes (45 MB, under 500,000 JSON values): a solution
+    with 470,000 lines of markdown. Without a limit it is graded 22/22 with nbgrader at about
+    415 MiB; the honest one needs about 100 MiB. Under a 256 MiB limit the swollen one is
+    killed for memory and graded 0, and the honest one in the same run keeps full marks and
+    gets its feedback."""
+    if sandbox.cgroup_version() is None:
+        pytest.skip("no writable cgroup on this machine: only the time limit holds")
+    root = tmp_path / "course"
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        (root / folder).symlink_to(REPO / folder)
+    honest = read(REPO / "solutions" / A1 / NB)
+    swollen = read(REPO / "solutions" / A1 / NB)
+    lines = [f"{'a' * 90} {i}\n" for i in range(470_000)]
+    swollen["cells"].append(
+        {"cell_type": "markdown", "id": "notes", "metadata": {}, "source": lines}
+    )
+    downloads = tmp_path / "downloads"
+    for student, nb in {"honest": honest, "swollen": swollen}.items():
+        (downloads / student / A1).mkdir(parents=True)
+        (downloads / student / A1 / NB).write_text(json.dumps(nb))
+    collected = run_course(root, "collect", str(downloads))
+    assert (root / "submitted" / "swollen" / A1 / NB).stat().st_size > 40 << 20, collected.stdout
+    before = sandbox_leftovers()
+    limit = {"AFZ_GRADER_MEMORY_MB": "256"}
+    graded = run_course(root, "autograde", "--workers", "2", **limit)
+    fed = run_course(root, "feedback", **limit)
+    assert graded.returncode == 0 and fed.returncode == 0, graded.stdout + fed.stdout
+    results = {r["student"]: r for r in json.loads((root / "reports/autograde.json").read_text())}
+    assert results["honest"]["status"] == "ok"
+    assert results["honest"]["score"] == results["honest"]["max_score"] == 22
+    swollen_row = results["swollen"]
+    assert swollen_row["outcome"] == "killed for memory", swollen_row
+    assert "AFZ_GRADER_MEMORY_MB=256" in swollen_row["status"], swollen_row
+    assert (root / "feedback" / "honest" / A1 / "attention.html").exists()
+    now = sandbox_leftovers()
+    assert now["processes"] - before["processes"] == set()
+    assert now["cgroups"] - before["cgroups"] == set()
