@@ -176,7 +176,7 @@ def main() -> None:
         base = SERIAL if w == 1 else DEFAULT
         extra = (wall[f"dask, {w}"] - wall[base]) / n
         print(
-            f"overhead of Dask over the plain pool, {w} worker(s): {100 * overhead[w]:+.1f} % "
+            f"overhead of Dask over threads, {w} worker(s): {100 * overhead[w]:+.1f} % "
             f"({extra:+.2f} s per notebook, cluster start included)"
         )
     print(

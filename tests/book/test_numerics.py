@@ -61,19 +61,20 @@ def test_released_visible_values_hold_on_this_cpu(assignment):
 AGREEMENT = """
 import json, sys
 import numpy as np
-from autograder import replay, verdicts
+from autograder import replay
+from checks import compare, record
 
-rates, judge = {}, verdicts.judge
+rates, judge = {}, compare.judge
 
 
 def measuring(check, value):
     if check.get("kind") == "agree":
-        p, t = np.asarray(verdicts.decode(value)), np.asarray(verdicts.decode(check["expected"]))
+        p, t = np.asarray(record.decode(value)), np.asarray(record.decode(check["expected"]))
         rates[check["key"]] = [float((p == t).all(axis=1).mean()), check["at_least"]]
     return judge(check, value)
 
 
-verdicts.judge = measuring
+compare.judge = measuring
 replay.replay(replay.Path(sys.argv[1]))
 print(json.dumps(rates))
 """

@@ -18,7 +18,7 @@ from torch import nn
 
 import checks
 from autograder import dry, verdicts
-from checks import Test, encode, explain
+from checks import Test, compare, encode, explain
 
 
 def error_of(fn) -> BaseException:
@@ -214,12 +214,12 @@ def test_a_value_that_matches_a_known_mistake_is_named():
 
     (ref,) = replayed(lambda: cell(_soft(scores / np.sqrt(3))))
     wrong = json.loads(json.dumps(encode(_soft(scores / 3))))
-    message = verdicts.judge(ref, wrong)
+    message = compare.judge(ref, wrong)
     assert "exactly what you get when the scores are divided by d_k" in message
     assert message.endswith("divide by sqrt(d_k).")
-    other = verdicts.judge(ref, json.loads(json.dumps(encode(_soft(scores)))))
+    other = compare.judge(ref, json.loads(json.dumps(encode(_soft(scores)))))
     assert other and "exactly what you get" not in other and other.endswith("sqrt(d_k).")
-    assert verdicts.judge(ref, json.loads(json.dumps(encode(_soft(scores / np.sqrt(3)))))) is None
+    assert compare.judge(ref, json.loads(json.dumps(encode(_soft(scores / np.sqrt(3)))))) is None
 
 
 def _soft(x):
@@ -248,7 +248,7 @@ def test_an_input_changed_in_place_fails_with_a_hint():
     finally:
         checks.collect_into(None)
     (record,) = [r for r in collected if r["key"] == ref["key"]]
-    message = verdicts.judge(ref, json.loads(json.dumps(record["value"])))
+    message = compare.judge(ref, json.loads(json.dumps(record["value"])))
     assert "changed its input `x` in place" in message
 
 
