@@ -143,7 +143,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting in place
 
 # The type checker on the three packages: strict on the reference model (what learners read),
 # plain on the grader and the instructor tool. Settings in pyproject.toml ([tool.mypy]).
-typecheck: $(STAMP) ## Type-check helpers, autograder and course with mypy (strict on helpers)
+typecheck: $(STAMP) ## Type-check helpers, checks, autograder and course with mypy (strict on helpers and checks)
 	$(BIN)/mypy
 
 # The everyday tier: the fast tests of tests/unit; no book build, no browser, no nbval, none
