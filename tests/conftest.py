@@ -2,9 +2,10 @@
 
 - ``unit/``: the fast tier, what `make check` runs (``pytest tests/unit``).
 - ``grading/``: slow tests of grading (real nbgrader, the sandbox, Dask, the warm nbgrader,
-  PostgreSQL, the typical mistakes graded); ``grading/conftest.py`` marks each one ``slow``.
+  PostgreSQL, the typical mistakes graded);
 - ``book/``: slow tests of the book and the chapters (the built site, Chromium, the editions,
-  nbval, training runs, the benchmarks); ``book/conftest.py`` marks each one ``slow``.
+  nbval, training runs, the benchmarks);
+  every test collected under these two folders is marked ``slow`` here, so none needs a mark.
 - ``support/``: helpers that several test modules share (a package, not tests);
   ``grading_cases/``: the table of typical mistakes and correct alternatives per assignment.
 
@@ -21,10 +22,17 @@ from pathlib import Path
 import pytest
 
 TESTS = str(Path(__file__).resolve().parent)
+SLOW_FOLDERS = tuple(Path(TESTS) / name for name in ("grading", "book"))
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 # The helpers' own asserts (e.g. a command's exit code) explain a failure as a test's do.
 pytest.register_assert_rewrite("support")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
