@@ -6,27 +6,14 @@ notebooks and feedback live in submitted/, autograded/ and feedback/ (git-ignore
 course id, the folder names and the default gradebook come from `course.config`, which the
 instructor's tool (`python -m course`) uses too.
 
-The course root is this repository, or the one in AFZ_COURSE_ROOT: `python -m course --root
-DIR` runs nbgrader here with AFZ_COURSE_ROOT=DIR (and the root and gradebook on nbgrader's
-command line), so the folders named below follow it.
-
-Environment variables:
-    AFZ_GRADEBOOK_URL   gradebook database URL (default: sqlite:///<root>/gradebook.db)
-    AFZ_COURSE_ROOT     the course root (default: this repository)
-    AFZ_CELL_TIMEOUT    seconds one cell may run before it is interrupted (default 180)
-    AFZ_KERNEL_MEMORY_MB  memory of all the grading kernel's processes together (default 4096)
-    AFZ_GRADER_MEMORY_MB  memory of one nbgrader command's own processes (default 2048; set
-                        by `python -m course`, see course.runner)
-    AFZ_SANDBOX         "bwrap" (default) or "off" (`python -m course autograde --no-sandbox`)
-    AFZ_OUTPUT_MB       output a notebook may print before the rest is dropped (default 8)
-    AFZ_FEEDBACK_TIMEOUT  seconds the feedback of one submission may take (default 120;
-                        read by `python -m course feedback`)
-    AFZ_FEEDBACK_SHOW_HIDDEN  "1": feedback shows the hidden tests' code (after the deadline)
-    AFZ_TIMING          a file: every stage of a grading appends a timestamp to it
-                        (``autograder.stamp``, for benchmarks/grading_cost.py)
+The course root and the limits come from the run folder that `python -m course` made for this
+command (AFZ_RUN: its course.json names the root, its settings.json holds the grading settings,
+autograder/settings.py); nbgrader started by hand grades this repository under the settings of
+its grading.toml (and AFZ_GRADEBOOK_URL), or the defaults.
 """
 
 import atexit
+import json
 import os
 from pathlib import Path
 
@@ -45,7 +32,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder import stamp
+from autograder import settings, stamp
 from autograder.nbgrader_plugins import LimitedExecute, RestoreCells, SafeFeedback, Verdicts
 from course import config
 
@@ -54,7 +41,13 @@ atexit.unregister(stamp)  # nbgrader reads this file twice: one exit stamp
 atexit.register(stamp, "exit")
 
 ROOT = Path(__file__).resolve().parent
-course = config.Course(Path(os.environ.get("AFZ_COURSE_ROOT") or ROOT))
+run = settings.run_folder()
+if run is not None and (run / settings.COURSE_FILE).is_file():  # a command of `python -m course`
+    root = Path(json.loads((run / settings.COURSE_FILE).read_text())["root"])
+    course = config.Course(root, settings.of_run(run) or config.load_settings(root))
+    (run / settings.NBGRADER_PID).write_text(str(os.getpid()))  # the kernel launcher's parent
+else:
+    course = config.Course(ROOT)
 c = get_config()  # noqa: F821  (injected by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = config.COURSE_ID
@@ -90,7 +83,7 @@ c.Autograde.sanitize_preprocessors = [
 c.RestoreCells.release_directory = str(course.root / config.RELEASE)
 
 # Every cell gets a time limit; a cell over it is interrupted and graded as an error.
-c.Execute.timeout = int(os.environ.get("AFZ_CELL_TIMEOUT", "180"))
+c.Execute.timeout = max(1, round(course.settings.cell_timeout))
 c.Execute.interrupt_on_timeout = True
 c.Execute.startup_timeout = 120
 # The grading kernel: ipykernel inside the OS sandbox (autograder/kernel.py). It has no
@@ -99,8 +92,9 @@ c.Execute.kernel_name = "afz-grader"
 c.KernelManager.transport = "ipc"
 os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)
 c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), f"afz-{os.getpid()}")  # <ip>-<port>
-# Execution with an output cap (AFZ_OUTPUT_MB); then the verdicts, reached here from the
+# Execution with an output cap (the setting output_mb); then the verdicts, reached here from the
 # test cells' check records and the solution's values; then nbgrader's own steps.
+c.LimitedExecute.max_output_bytes = course.settings.output_bytes
 c.Autograde.autograde_preprocessors = [
     LimitedExecute,
     Verdicts,
@@ -112,15 +106,13 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 # Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
-# tracebacks or instructor paths); AFZ_FEEDBACK_SHOW_HIDDEN=1 shows hidden tests.
+# tracebacks or instructor paths); the setting feedback_shows_hidden shows hidden tests.
 c.Verdicts.source_directory = str(course.solutions)
 c.LimitedExecute.source_directory = str(course.solutions)
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.SafeFeedback.source_directory = str(course.solutions)
+c.SafeFeedback.show_hidden_tests = course.settings.feedback_shows_hidden
 c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))
-# The kernel launcher's parent: the launcher ends its sandbox when this process dies, also
-# when it died before the launcher could ask (autograder.kernel.end_with_parent).
-os.environ["AFZ_NBGRADER_PID"] = str(os.getpid())
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
 )

@@ -8,12 +8,11 @@ sockets are Unix sockets in a private folder, bound into the sandbox at the path
 expects and linked from the client's runtime folder, so the client reaches the kernel although
 the kernel has no network at all.
 
-Environment (set by the instructor tool (``course``); the sandbox itself gets none of it):
-    AFZ_SANDBOX         "bwrap" (default) or "off" (no sandbox: only rlimits; see
-                        ``python -m course autograde --no-sandbox``)
-    AFZ_SANDBOX_STATE   folder for a JSON record per kernel (cgroups, outcome), read by
-                        the instructor tool (``course``) to clean up and to say "killed for memory"
-    AFZ_KERNEL_MEMORY_MB, AFZ_SANDBOX_*: see ``sandbox.Limits``
+Its limits come from the run's settings (``autograder.settings.of_run``: the folder
+``AFZ_RUN`` of the nbgrader command that started it; the defaults outside one); ``sandbox =
+false`` there (``python -m course autograde --no-sandbox``) runs the kernel with rlimits only.
+It writes what became of each kernel as a record in that folder (``autograder.outcomes``): the
+instructor's tool cleans up and diagnoses from the records. The sandbox itself gets none of it.
 """
 
 from __future__ import annotations
@@ -31,16 +30,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from . import pieces, sandbox, seccomp, stamp
+from . import outcomes, pieces, sandbox, seccomp, stamp
 from .replay import KERNEL_SETTINGS
+from .settings import NBGRADER_PID, Settings, of_run, run_folder
 
 MAX_COPY_FILES = 50
 MAX_COPY_BYTES = 64 * 1024 * 1024
 LOG_BYTES = 64 * 1024  # of the kernel's own stdout/stderr passed on (the rest is dropped)
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, name: str | None = None) -> int:
+    """Say why the kernel could not start (in the log, and in the kernel's record); exit 3."""
     print(f"afz-grader kernel: {message}", file=sys.stderr, flush=True)
+    outcomes.kernel(name or f"k{os.getpid()}", failure=message, finished=True)
     return 3
 
 
@@ -68,14 +70,6 @@ def _forward(stream, limit: int = LOG_BYTES) -> None:
             sent += len(chunk)
 
 
-def _record(state_dir: str | None, name: str, **data) -> None:
-    if not state_dir:
-        return
-    path = Path(state_dir) / f"{name}.json"
-    old = json.loads(path.read_text()) if path.exists() else {}
-    path.write_text(json.dumps({**old, **data}))
-
-
 def grading() -> bool:
     """Whether nbgrader runs this kernel to grade (``autograde``), not to ``validate``."""
     return os.environ.get("NBGRADER_EXECUTION", "autograde") == "autograde"
@@ -92,11 +86,12 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
         os.environ.pop("CHECKS_MODE", None)
     real = package_dir("helpers")
     if real is not None:  # the filtered copy first on the path (it outlives this process)
-        staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=os.environ.get("AFZ_SANDBOX_STATE")))
+        staging = Path(tempfile.mkdtemp(prefix="afz-h-", dir=run_folder()))
         pieces.filtered_copy(real, staging / "helpers", Path.cwd().name)
         os.environ["PYTHONPATH"] = os.pathsep.join(
             filter(None, [str(staging), os.environ.get("PYTHONPATH")])
         )
+    outcomes.kernel(f"k{os.getpid()}", sandbox="off")
     os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
     return 0  # not reached
 
@@ -113,7 +108,6 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
     if not ip.is_absolute():
         return _fail(f"the ipc socket prefix {ip} must be absolute (c.KernelManager.ip)")
     name = f"k{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    state_dir = os.environ.get("AFZ_SANDBOX_STATE")
     uid = sandbox.sandbox_uid()
 
     # The kernel's sockets live in a private folder, mounted at /run/kernel inside; links at
@@ -138,10 +132,10 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         for path in (private, staging):
             if path is not None:
                 remove_tree(path)
-        return _fail(f"the grader's machine could not prepare the kernel: {err}")
-    _record(
-        state_dir,
+        return _fail(f"the grader's machine could not prepare the kernel: {err}", name)
+    outcomes.kernel(
         name,
+        sandbox="bwrap",
         cgroup_version=cgroup.version if cgroup else None,
         cgroup_dirs={k: str(v) for k, v in cgroup.dirs.items()} if cgroup else {},
         uid=uid,
@@ -208,8 +202,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             sandbox.set_rlimits(limits)
 
         stamp("bwrap")
-        if os.environ.get("AFZ_SANDBOX_DEBUG"):
-            print("afz-grader kernel:", " ".join(argv), file=sys.stderr, flush=True)
+        outcomes.kernel(name, argv=argv)
         if _ending["now"]:
             return 1  # ended before the sandbox started: only the cleanup below
         proc = subprocess.Popen(
@@ -233,10 +226,12 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         rc = proc.wait()
         stamp("sandbox exited")
         reader.join(timeout=2)
+        outcomes.kernel(name, exit=rc, ended_by_client=bool(_ending["now"]))
         if rc != 0 and not _ending["now"]:
             trouble = grader_trouble()
             if trouble:  # the kernel died, and the grader's machine was failing: not the learner
-                _fail(trouble)
+                print(f"afz-grader kernel: {trouble}", file=sys.stderr, flush=True)
+                outcomes.kernel(name, trouble=trouble)
         return rc
     finally:
         for fd in fds:
@@ -246,7 +241,7 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         oom = cgroup.oom_killed() if cgroup else False
         if cgroup is not None:
             cgroup.remove()
-        _record(state_dir, name, oom_killed=oom, finished=True)
+        outcomes.kernel(name, oom_killed=oom, finished=True)
         for link in links:
             link.unlink(missing_ok=True)
         remove_tree(private)
@@ -347,7 +342,9 @@ def end_with_parent() -> None:
     import ctypes
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    parent = int(os.environ.get("AFZ_NBGRADER_PID") or os.getppid())
+    run = run_folder()
+    pid_file = run / NBGRADER_PID if run is not None else None
+    parent = int(pid_file.read_text()) if pid_file and pid_file.is_file() else os.getppid()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -361,14 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     end_with_parent()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        limits = sandbox.Limits.from_env()
-    except ValueError as err:
-        return _fail(str(err))
-    mode = os.environ.get("AFZ_SANDBOX", "bwrap")
-    if mode == "off":
+        settings = of_run() or Settings()
+    except (OSError, ValueError, TypeError) as err:
+        return _fail(f"the run's settings cannot be read: {err}")
+    limits = sandbox.Limits.of(settings)
+    if not settings.sandbox:
         return run_unsandboxed(args, limits)
-    if mode != "bwrap":
-        return _fail(f"AFZ_SANDBOX={mode!r}: use 'bwrap' (default) or 'off'")
     if "-f" not in args or args.index("-f") + 1 >= len(args):
         return _fail("usage: python -m autograder.kernel -f CONNECTION_FILE [options]")
     i = args.index("-f")

@@ -1,8 +1,9 @@
 """nbgrader preprocessors of the course (named in ``nbgrader_config.py``).
 
 - ``LimitedExecute``: nbgrader's Execute with a cap on what a notebook may print: past
-  ``AFZ_OUTPUT_MB`` (default 8) outputs are dropped, so a print loop cannot fill the
-  grader's memory or the autograded notebook.
+  the setting ``output_mb`` (default 8) outputs are dropped, so a print loop cannot fill
+  the grader's memory or the autograded notebook. What stopped an execution (a dead or
+  unresponsive kernel) goes into the run's execution record (``autograder.outcomes``).
   Once the last cell has replied it ends the kernel with a signal rather than asking it to
   shut down (``_async_end_kernel``), and it stamps each stage for
   ``benchmarks/grading_cost.py`` (``AFZ_TIMING``).
@@ -15,8 +16,8 @@
   part and their verdict; errors show only their type and message (the teaching message),
   never a traceback (which quotes hidden test lines and the grader's paths); every line that
   repeats a hidden-test or solution line of the source notebook is replaced; the course's
-  and the Python installation's paths are replaced. ``AFZ_FEEDBACK_SHOW_HIDDEN=1`` keeps the
-  hidden tests' code in the test cells (e.g. after the deadline). What is kept is text only
+  and the Python installation's paths are replaced. The setting ``feedback_shows_hidden`` keeps
+  the hidden tests' code in the test cells (e.g. after the deadline). What is kept is text only
   (``INERT_OUTPUTS``), and Markdown cells show raw HTML as text, so that nothing a notebook
   wrote runs in the browser that opens its feedback.
 """
@@ -37,7 +38,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from autograder import regions, stamp
+from autograder import outcomes, regions, stamp
 from checks.record import MIME
 
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
@@ -70,10 +71,24 @@ def notebook_of(folder: str, resources: dict) -> Path:
     return source_notebook(folder, info.get("assignment", ""), info.get("notebook", ""))
 
 
+def execution_error(err: BaseException) -> str:
+    """The kind of what stopped a notebook's execution, for its record (``outcomes``)."""
+    from nbclient.exceptions import DeadKernelError
+    from nbgrader.preprocessors.execute import UnresponsiveKernelError
+
+    if isinstance(err, DeadKernelError):
+        return "dead kernel"
+    if isinstance(err, UnresponsiveKernelError):
+        return "unresponsive kernel"
+    if isinstance(err, RuntimeError) and "before replying to kernel_info" in str(err):
+        return "kernel start"  # jupyter_client's wait_for_ready: no learner code ran yet
+    return type(err).__name__
+
+
 class LimitedExecute(Execute):
     max_output_bytes = Integer(
-        int(float(os.environ.get("AFZ_OUTPUT_MB", "8")) * 1024 * 1024),
-        help="Outputs of one notebook past this many bytes are dropped.",
+        8 * 1024 * 1024,
+        help="Outputs of one notebook past this many bytes are dropped (the setting output_mb).",
     ).tag(config=True)
     source_directory = Unicode(
         "", help="nbgrader's source folder (solutions/): the test cells' kernel forms"
@@ -92,6 +107,9 @@ class LimitedExecute(Execute):
         stamp("execute")
         try:
             nb, resources = super().preprocess(nb, resources, km)
+        except BaseException as err:  # recorded for the instructor's diagnosis, then as before
+            outcomes.execution(error=execution_error(err), message=str(err)[:500])
+            raise
         finally:
             stamp("executed")
         tampered = {}
@@ -259,8 +277,8 @@ class SafeFeedback(NbGraderPreprocessor):
         "", help="Folder of the source notebooks (solutions/), to know what is secret."
     ).tag(config=True)
     show_hidden_tests = Bool(
-        os.environ.get("AFZ_FEEDBACK_SHOW_HIDDEN", "") == "1",
-        help="Keep the hidden tests' code in feedback (e.g. after the deadline).",
+        False,
+        help="Keep the hidden tests' code in feedback (the setting feedback_shows_hidden).",
     ).tag(config=True)
     course_paths = Unicode(
         "", help="os.pathsep-separated paths replaced by <course> in feedback."

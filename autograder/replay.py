@@ -9,7 +9,7 @@ against the solution here, so a solution that fails its own test is an error, no
 
 Results are cached by the content of the notebook, of ``helpers``, ``checks`` and of this
 package, and by the CPU's kind (its instruction sets and the settings that pick PyTorch's
-kernels), in ``$AFZ_REPLAY_CACHE`` (default ``~/.cache/attention-from-zero/replay``).
+kernels), in ``$XDG_CACHE_HOME/attention-from-zero/replay`` (``~/.cache`` without it).
 
 ``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
 values into the assignment's folder (``expected_visible.json``), for the checks a learner runs
@@ -71,8 +71,8 @@ def _fingerprint(source: Path, visible_only: bool) -> str:
 
 
 def cache_dir() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get("AFZ_REPLAY_CACHE") or default / "attention-from-zero" / "replay")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "attention-from-zero" / "replay"
 
 
 def expected_checks(source: Path, *, visible_only: bool = False) -> dict[str, list[dict]]:

@@ -8,11 +8,11 @@ with only its own loopback); a PID namespace whose processes all die with the ke
 else of the machine is mounted: not the course, the gradebook, ``solutions/``, other
 submissions, the instructor tool or this package.
 
-Limits (``Limits.from_env``): memory of all the sandbox's processes together and their number
-(cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU
-time, file size and open files (rlimits), disk (tmpfs sizes). Where no cgroup is writable the
-memory cap falls back to a per-process address-space limit (``cgroup_version()`` is None and
-``python -m course autograde`` says so).
+Limits (``Limits.of`` the run's settings): memory of all the sandbox's processes together and their
+number (cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU
+time, file size and open files (rlimits), disk (tmpfs sizes). Where no cgroup is writable the memory
+cap falls back to a per-process address-space limit (``cgroup_version()`` is None and ``python -m
+course autograde`` says so).
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP = "afz-sandbox"  # parent of every sandbox's cgroup, below this process's own cgroup
@@ -34,33 +38,26 @@ WORK = HOME + "/work"
 UID_BASE = 100_000  # sandbox uid = UID_BASE + launcher pid: unique among running sandboxes
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "")
-    try:
-        return int(value) if value else default
-    except ValueError as err:
-        raise ValueError(f"{name}={value!r} is not a whole number") from err
-
-
 @dataclass(frozen=True)
 class Limits:
     """What one sandboxed kernel may use (all its processes together where a cgroup can say)."""
 
-    memory_mb: int = 4096  # AFZ_KERNEL_MEMORY_MB
-    processes: int = 256  # AFZ_SANDBOX_PROCESSES (threads count: torch and ipykernel use ~20)
-    cpu_seconds: int = 1200  # AFZ_SANDBOX_CPU_SECONDS, per process (RLIMIT_CPU)
-    cpu_cores: float = 1.0  # AFZ_SANDBOX_CPU_CORES (cgroup CPU quota)
-    disk_mb: int = 512  # AFZ_SANDBOX_DISK_MB: home and /tmp, each (tmpfs, counted as memory)
+    memory_mb: int = 4096
+    processes: int = 256  # threads count: torch and ipykernel use ~20
+    cpu_seconds: int = 1200  # per process (RLIMIT_CPU)
+    cpu_cores: float = 1.0  # cgroup CPU quota (0: none)
+    disk_mb: int = 512  # home and /tmp, each (tmpfs, counted as memory)
     open_files: int = 1024
 
     @classmethod
-    def from_env(cls) -> Limits:
+    def of(cls, settings: Settings) -> Limits:
+        """A grading kernel's limits in ``settings`` (``autograder.settings``)."""
         return cls(
-            memory_mb=_env_int("AFZ_KERNEL_MEMORY_MB", cls.memory_mb),
-            processes=_env_int("AFZ_SANDBOX_PROCESSES", cls.processes),
-            cpu_seconds=_env_int("AFZ_SANDBOX_CPU_SECONDS", cls.cpu_seconds),
-            cpu_cores=float(os.environ.get("AFZ_SANDBOX_CPU_CORES") or cls.cpu_cores),
-            disk_mb=_env_int("AFZ_SANDBOX_DISK_MB", cls.disk_mb),
+            memory_mb=settings.kernel_memory_mb,
+            processes=settings.kernel_processes,
+            cpu_seconds=settings.kernel_cpu_seconds,
+            cpu_cores=settings.kernel_cpu_cores,
+            disk_mb=settings.kernel_disk_mb,
         )
 
 

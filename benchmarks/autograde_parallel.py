@@ -22,7 +22,7 @@ from pathlib import Path
 
 from course import release
 from course.autograde import autograde
-from course.config import Course
+from course.config import Course, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def grade_class(
         root = Path(tmp)
         for folder in ("solutions", "exercises"):
             (root / folder).symlink_to(REPO / folder)
-        course = Course(root)
+        course = Course(root, load_settings(root, [f"sandbox={sandbox}"]))
         for i in range(students):
             for a in assignments:
                 name = course.notebook_names(a)[0]
@@ -45,7 +45,7 @@ def grade_class(
         names = [f"student{i + 1}" for i in range(students)]
         release.register(course, assignments, names, course.gradebook_url)
         start = time.perf_counter()
-        results = autograde(assignments, course, workers=workers, sandbox=sandbox)
+        results = autograde(assignments, course, workers=workers)
         elapsed = time.perf_counter() - start
     scores = {f"{r.assignment}/{r.student}": (r.status, r.score) for r in results}
     return elapsed, scores, [r.seconds for r in results]

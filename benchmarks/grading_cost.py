@@ -32,7 +32,7 @@ grading notes when it reaches each stage (``autograder.stamp``, switched on by
 nbgrader is forked from a warm server (``course.forkserver``) that imported it once per worker;
 that start is measured once, before the rounds, and printed apart. ``--compare-cold`` grades
 every notebook a second time in each round with a cold ``python -m nbgrader``
-(``AFZ_NBGRADER_WARM=0``), interleaved, and prints both medians side by side.
+(the setting ``warm_nbgrader = false``), interleaved, and prints both medians side by side.
 
 Prints a table per assignment (median seconds of each stage over the rounds) and the median
 seconds per notebook; the target (issue 14) is a median of at most 3 s per notebook for
@@ -49,6 +49,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from course import forkserver, release
@@ -143,12 +144,12 @@ def grade_timed(course: Course, a: str, tmp: Path, cold: bool) -> dict[str, floa
     stamps_file = tmp / f"stamps-{a}.jsonl"
     stamps_file.unlink(missing_ok=True)
     os.environ["AFZ_TIMING"] = str(stamps_file)
-    os.environ["AFZ_NBGRADER_WARM"] = "0" if cold else "1"
+    settings = replace(course.settings, warm_nbgrader=not cold, notebook_timeout=900)
     start = time.perf_counter()
     try:
-        result = grade_one((a, "s1"), course, course.gradebook_url, 900)
+        result = grade_one((a, "s1"), Course(course.root, settings), course.gradebook_url)
     finally:
-        del os.environ["AFZ_TIMING"], os.environ["AFZ_NBGRADER_WARM"]
+        del os.environ["AFZ_TIMING"]
     total = time.perf_counter() - start
     if result.status != "ok":
         raise SystemExit(f"{a}: the solution was not graded: {result.status}")

@@ -13,7 +13,6 @@ run stopped by Ctrl-C resumes).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
@@ -73,7 +72,6 @@ def autograde(
     course: Course,
     workers: int = 2,
     students: list[str] | None = None,
-    sandbox: bool = True,
     *,
     scheduler: str | None = None,
     force: bool = True,
@@ -84,9 +82,12 @@ def autograde(
     scheduler there (``tcp://host:port`` or a scheduler file), or with ``"local"`` on a Dask
     LocalCluster of ``workers`` processes (``course.engine``). ``force=False`` skips the
     submissions already graded with the same bytes (reports/autograde.json). Every notebook runs
-    in the OS sandbox (``autograder.sandbox``); ``sandbox=False`` (``--no-sandbox``) runs
-    learners' code with the grader's own rights. Returns the results of this run.
+    in the OS sandbox (``autograder.sandbox``) under the course's settings (``course.settings``:
+    they travel with each task, so a remote worker grades under them too); the setting
+    ``sandbox = false`` (``--no-sandbox``) runs learners' code with the grader's own rights.
+    Returns the results of this run.
     """
+    sandbox = course.settings.sandbox
     remote = scheduler not in (None, engine.LOCAL_CLUSTER)
     names = course.assignments(names)
     if remote and not sandbox:
@@ -116,9 +117,8 @@ def autograde(
         register(course, names, sorted({s for _, s in jobs}), url)
 
     workers = max(1, min(workers, len(jobs)))
-    timeout = float(os.environ.get("AFZ_STUDENT_TIMEOUT", "1800"))
     start = time.perf_counter()
-    results = engine.grade(course, jobs, url, workers, sandbox, scheduler, timeout, prepare)
+    results = engine.grade(course, jobs, url, workers, scheduler, prepare)
     elapsed = time.perf_counter() - start
     results.sort(key=lambda r: (r.assignment, r.student))
     for r in results:

@@ -17,7 +17,10 @@ problem the instructor must fix.
 
 Every command takes ``--root DIR``, the course root: solutions/, exercises/, submitted/,
 autograded/, feedback/, reports/ and gradebook.db are all found there (default: this
-repository). ``AFZ_GRADEBOOK_URL`` names another gradebook database, e.g. PostgreSQL.
+repository). The grading settings (limits, feedback policy, the gradebook's URL; the
+instructor guide's table lists them) are the defaults, then the root's ``grading.toml``
+(``NAME = VALUE`` lines), then ``AFZ_GRADEBOOK_URL`` (another gradebook database, e.g.
+PostgreSQL), then ``--set NAME=VALUE`` (repeatable, before the command).
 
 Autograding has one engine (``course.engine``): each submission travels as a task, as bytes,
 to a worker (threads of this process by default, ``--workers`` of them; with ``--scheduler
@@ -37,7 +40,7 @@ import os
 import sys
 from pathlib import Path
 
-from course.config import REPO, Course, CourseError
+from course.config import REPO, Course, CourseError, load_settings
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,6 +51,15 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawTextHelpFormatter,
     )
     p.add_argument("--root", type=Path, default=REPO, help="course root (default: repository)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="settings",
+        help="a grading setting for this command, over grading.toml (repeatable; e.g. "
+        "--set cell_timeout=60)",
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("release", help="regenerate exercises/ from solutions/")
     r.add_argument("assignments", nargs="*")
@@ -95,7 +107,10 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Do what ``args`` asks; the exit status. Raises CourseError for the instructor to fix."""
-    course = Course(args.root)
+    options = list(args.settings)
+    if getattr(args, "no_sandbox", False):
+        options.append("sandbox=false")
+    course = Course(args.root, load_settings(args.root, options))
     if args.cmd == "release":
         from course.release import release
 
@@ -121,7 +136,6 @@ def run(args: argparse.Namespace) -> int:
             course,
             workers,
             args.student,
-            not args.no_sandbox,
             scheduler=args.scheduler,
             force=args.force,
         )

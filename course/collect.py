@@ -19,7 +19,6 @@ from course.config import Course, CourseError
 from course.entries import (
     Entry,
     check_notebook_limited,
-    collect_limits,
     folder_entries,
     max_notebook_bytes,
     read,
@@ -138,8 +137,7 @@ def collect(source: Path, course: Course, assignment: str | None = None) -> list
     layout = (
         "<student>/<notebook>.ipynb" if assignment else "<student>/<assignment>/<notebook>.ipynb"
     )
-    limit = max_notebook_bytes()
-    collect_limits()  # a wrong setting stops collect here, before any file is moved
+    limit = max_notebook_bytes(course.settings)
     zf: zipfile.ZipFile | None = None
     if source.is_file():
         if not zipfile.is_zipfile(source):
@@ -258,7 +256,7 @@ def collect(source: Path, course: Course, assignment: str | None = None) -> list
                         "and collect again"
                     )
                 else:
-                    why = check_notebook_limited(data) or ""
+                    why = check_notebook_limited(data, course.settings) or ""
                 if why:
                     row.outcome, row.reason = "rejected", why
                     row.kept_as = keep(root, sid, a, row.file, data, used, numbered=False)

@@ -4,18 +4,20 @@ A course root is an nbgrader course directory: the repository itself, or any fol
 the same way (``solutions/`` and ``exercises/`` beside the working folders). Every path the
 tool uses is resolved from the root it was given, never from where this file lives.
 
-Environment:
-    AFZ_GRADEBOOK_URL   the gradebook's database URL (default: sqlite:///<root>/gradebook.db);
-                        e.g. postgresql+psycopg2://grader@dbhost/afz (psycopg2 is the
-                        PostgreSQL driver this course installs; ``check_gradebook_url``)
+A course also has its grading settings (``autograder.settings``: limits, feedback policy, the
+gradebook's URL), built once from the root's ``grading.toml``, ``AFZ_GRADEBOOK_URL`` and the
+command line; the gradebook URL defaults to ``sqlite:///<root>/gradebook.db`` and may name
+PostgreSQL, e.g. ``postgresql+psycopg2://grader@dbhost/afz`` (``check_gradebook_url``).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from autograder import settings as grading_settings
+from autograder.settings import Settings, SettingsError
 
 # The repository that holds this package: its nbgrader_config.py, the grading kernel's spec
 # (tools/kernels/) and the default course root.
@@ -36,14 +38,13 @@ class CourseError(RuntimeError):
     """A problem the instructor has to fix; printed without a traceback."""
 
 
-def gradebook_url(root: Path) -> str:
-    """``AFZ_GRADEBOOK_URL`` (checked: ``check_gradebook_url``), or the SQLite file
-    ``gradebook.db`` in ``root``."""
-    url = os.environ.get("AFZ_GRADEBOOK_URL")
-    if not url:
-        return f"sqlite:///{root.resolve() / GRADEBOOK_FILE}"
-    check_gradebook_url(url, "AFZ_GRADEBOOK_URL")
-    return url
+def load_settings(root: Path, options: list[str] | tuple[str, ...] = ()) -> Settings:
+    """The grading settings of the course root ``root`` (``autograder.settings.load``); a
+    setting that cannot be used is a CourseError."""
+    try:
+        return grading_settings.load(root, options)
+    except SettingsError as err:
+        raise CourseError(str(err)) from None
 
 
 URL_FORMS = (
@@ -97,12 +98,16 @@ def sqlite_path(url: str) -> Path | None:
 
 @dataclass(frozen=True)
 class Course:
-    """The folders of one course root (an absolute path)."""
+    """The folders of one course root (an absolute path) and its grading settings (default:
+    ``load_settings(root)``)."""
 
     root: Path
+    settings: Settings = field(default=None, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root).resolve())
+        if self.settings is None:
+            object.__setattr__(self, "settings", load_settings(self.root))
 
     @property
     def solutions(self) -> Path:
@@ -130,7 +135,13 @@ class Course:
 
     @property
     def gradebook_url(self) -> str:
-        return gradebook_url(self.root)
+        """The settings' gradebook URL (checked: ``check_gradebook_url``), or the SQLite file
+        ``gradebook.db`` in the root."""
+        url = self.settings.gradebook_url
+        if not url:
+            return f"sqlite:///{self.root / GRADEBOOK_FILE}"
+        check_gradebook_url(url, self.settings.origin.get("gradebook_url", "the gradebook URL"))
+        return url
 
     def assignments(self, names: list[str] | None = None) -> list[str]:
         """The assignments in solutions/ (or ``names``, checked against them)."""

@@ -1,9 +1,10 @@
 """What happened to one graded submission, in words for the instructor's report.
 
-``diagnose`` reads nbgrader's exit code and output, the submitted and the autograded
-notebooks: it gives the status (``ok`` or ``error: <why>``, graded 0) and notes such as
-*deleted test/locked cell(s) ... restored* or *a cell ran past the time limit*. ``outcome``
-sorts a status into one of ``OUTCOMES``.
+``diagnose`` reads what the nbgrader command recorded (``course.runner.Run``: its exit code, whether
+it was killed, the kernels' and the execution's records of ``autograder.outcomes``), the submitted
+and the autograded notebooks, never the text of its log: it gives the status (``ok`` or ``error:
+<why>``, graded 0) and notes such as *deleted test/locked cell(s) ... restored* or *a cell ran past
+the time limit*. ``outcome`` sorts a status into one of ``OUTCOMES``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from autograder import regions
 from course.config import Course
 from course.entries import check_notebook
-from course.runner import SERVER_STOPPED, grader_memory_mb
+from course.runner import Run
 
 OUTCOMES = (
     "graded",
@@ -27,7 +28,6 @@ OUTCOMES = (
     "rejected",
     "no submission",
 )
-SANDBOX_FAILURE = "afz-grader kernel:"  # how autograder/kernel.py says it could not start
 
 
 def locked_cells(path: Path) -> dict[str, str]:
@@ -90,32 +90,26 @@ def _error_notes(autograded: Path) -> list[str]:
     return notes
 
 
-def diagnose(
-    course: Course,
-    rc: int,
-    out: str,
-    submitted: Path,
-    autograded: Path,
-    oom: bool = False,
-    grader_oom: bool = False,
-) -> tuple[str, list[str]]:
-    """(status, notes) of one ``nbgrader autograde`` run that exited with ``rc``; ``oom``: its
-    kernel's sandbox went over its memory, ``grader_oom``: nbgrader's own processes did."""
-    from autograder.sandbox import Limits
-
+def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tuple[str, list[str]]:
+    """(status, notes) of the ``nbgrader autograde`` command ``run`` of one submission."""
+    settings = course.settings
     notes = _submission_notes(course, submitted) + _error_notes(autograded)
     notes = list(dict.fromkeys(notes))
-    if grader_oom:  # checked first: nbgrader then dies by SIGKILL, as on a timeout
+    rc, oom, kernels = run.rc, run.oom_killed, run.outcome
+    if run.grader_oom:  # checked first: nbgrader then dies by SIGKILL, as on a timeout
         return (
             "error: killed for memory (nbgrader's own processes went over "
-            f"AFZ_GRADER_MEMORY_MB={grader_memory_mb()} MiB with what this notebook printed or "
-            "holds; an honest notebook needs far less); graded 0"
+            f"{settings.grader_memory_mb} MiB ({settings.where('grader_memory_mb')}) with what "
+            "this notebook printed or holds; an honest notebook needs far less); graded 0"
         ), notes
-    if SERVER_STOPPED in out:  # not the learner's doing: a rerun grades it again
+    if run.server_stopped:  # not the learner's doing: a rerun grades it again
         return "error: the grader stopped during the grading (its nbgrader process died)", notes
-    if rc == -9:
-        return "error: killed after the per-student time limit (AFZ_STUDENT_TIMEOUT)", notes
-    limit = Limits.from_env().memory_mb
+    if run.timed_out or rc == -9:
+        return (
+            f"error: killed after the per-submission time limit of "
+            f"{settings.notebook_timeout:g} s ({settings.where('notebook_timeout')})"
+        ), notes
+    limit = settings.kernel_memory_mb
     if oom and rc != 0:
         return (
             "error: killed for memory (its processes together went over the sandbox's "
@@ -124,12 +118,15 @@ def diagnose(
     if oom:
         notes.append(f"a process was killed for memory (the sandbox's {limit} MiB)")
     if rc != 0:
-        if SANDBOX_FAILURE in out:
-            why = next(x for x in out.splitlines() if SANDBOX_FAILURE in x)
-            return f"error: the grading sandbox failed to start ({why.strip()})", notes
-        if "DeadKernelError" in out or "Kernel died" in out or "kernel died" in out:
+        if kernels.sandbox_failure:
+            why = kernels.sandbox_failure
+            return f"error: the grading sandbox failed to start (afz-grader kernel: {why})", notes
+        if kernels.grader_trouble:  # the kernel died while the grader's machine was failing
+            why = kernels.grader_trouble
+            return f"error: the grading sandbox failed (afz-grader kernel: {why})", notes
+        if kernels.error in ("dead kernel", "kernel start"):
             return "error: the kernel died (e.g. os._exit or a crash); graded 0", notes
-        if "UnresponsiveKernelError" in out or "became unresponsive" in out:
+        if kernels.error == "unresponsive kernel":
             return "error: the kernel stopped responding; graded 0", notes
         return "error: nbgrader autograde failed (see the log); graded 0", notes
     return "ok", notes

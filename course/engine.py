@@ -264,20 +264,20 @@ def grade(
     jobs: list[gradebook.Job],
     url: str,
     workers: int,
-    sandbox: bool,
     scheduler: str | None,
-    timeout: float,
     prepare: Callable[[], None] = lambda: None,
 ) -> list[Result]:
-    """Grade ``jobs`` on the executor ``scheduler`` names; each result is stored as it
-    arrives. ``prepare`` (the solutions replayed, the gradebook registered) runs once the
-    executor is up (and a cluster's workers checked)."""
+    """Grade ``jobs`` on the executor ``scheduler`` names, under the course's settings (each
+    task carries them); each result is stored as it arrives. ``prepare`` (the solutions
+    replayed, the gradebook registered) runs once the executor is up (and a cluster's workers
+    checked)."""
     from tqdm import tqdm
 
     names = sorted({a for a, _ in jobs})
     files = {(a, s): pack(course.submitted / s / a) for a, s in jobs}
     results: dict[gradebook.Job, Result] = {}
-    with executor(scheduler, workers, sandbox) as run:
+    settings = course.settings.for_workers()
+    with executor(scheduler, workers, settings.sandbox) as run:
         prepare()
         main_file = sqlite_path(url)
         if run.remote or main_file is None:
@@ -287,9 +287,7 @@ def grade(
         priors = prior_states(url, jobs)
         sources = None if run.remote else str(course.root)
         tasks = {
-            job: Task(
-                *job, files[job], digest(files[job]), timeout, sandbox, priors.get(job), sources
-            )
+            job: Task(*job, files[job], digest(files[job]), settings, priors.get(job), sources)
             for job in jobs
         }
         seed = run.share(seed_bytes)

@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.config import CourseError
+from autograder.settings import Settings
 
 IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints"}
 IGNORED_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
@@ -128,23 +128,16 @@ def top_folders(entries: list[Entry], depth: int, assignment: str | None, known:
     return max(range(common + 1), key=lambda k: (score(k), -k))
 
 
-def max_notebook_bytes() -> int:
-    """``AFZ_MAX_NOTEBOOK_MB`` (default 50) in bytes: larger files are not extracted."""
-    raw = os.environ.get("AFZ_MAX_NOTEBOOK_MB", "50")
-    try:
-        mb = float(raw)
-    except ValueError:
-        mb = -1.0
-    if not mb > 0:
-        raise CourseError(f"AFZ_MAX_NOTEBOOK_MB={raw!r} is not a positive number of megabytes")
-    return int(mb * 1024 * 1024)
+def max_notebook_bytes(settings: Settings) -> int:
+    """The setting ``max_notebook_mb`` (default 50) in bytes: larger files are not extracted."""
+    return int(settings.max_notebook_mb * 1024 * 1024)
 
 
 def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | None, str]:
     """The bytes of ``entry`` (at most ``limit``), or None and why not."""
     too_big = (
         f"larger than {limit / 2**20:g} MB uncompressed: not extracted (a notebook is far "
-        "smaller; the limit is AFZ_MAX_NOTEBOOK_MB)"
+        "smaller; the limit is the setting max_notebook_mb)"
     )
     if entry.size > limit:
         return None, too_big
@@ -176,7 +169,7 @@ def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | 
 # A notebook Jupyter saves holds a few thousand JSON values (lines of source, lists, objects),
 # a few levels deep (the course's own: 600 to 1,700, depth below 10); a file of millions of
 # them (``[[],[],...]`` or ``["ab","ab",...]``) costs gigabytes in every process that reads it.
-# Within these limits and AFZ_MAX_NOTEBOOK_MB, reading and validating one takes about 5 s and
+# Within these limits and max_notebook_mb, reading and validating one takes about 5 s and
 # 450 MiB at most (``check_notebook_limited`` holds it to limits of its own anyway).
 MAX_CONTAINERS = 200_000
 MAX_VALUES = 500_000
@@ -242,17 +235,6 @@ def check_notebook(data: bytes) -> str | None:
     return None
 
 
-def _limit_value(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise CourseError(f"{name}={raw!r} is not a positive number")
-    return value
-
-
 def _address_space() -> int:
     """Bytes of address space this process has mapped now."""
     with open("/proc/self/statm") as f:
@@ -262,19 +244,13 @@ def _address_space() -> int:
 _warmed = False
 
 
-def collect_limits() -> tuple[float, float]:
-    """(MiB, seconds) that reading one notebook may take at collect: ``AFZ_COLLECT_MEMORY_MB``
-    (default 1024, beyond what the reading process starts with) and ``AFZ_COLLECT_TIMEOUT``
-    (default 60)."""
-    return _limit_value("AFZ_COLLECT_MEMORY_MB", 1024), _limit_value("AFZ_COLLECT_TIMEOUT", 60)
-
-
-def check_notebook_limited(data: bytes) -> str | None:
-    """``check_notebook`` in a forked child with limits of its own (``collect_limits``). A
-    notebook that needs more is rejected by name with the reason, and the caller goes on; the
-    limits hold whatever the file does to the parser."""
+def check_notebook_limited(data: bytes, settings: Settings) -> str | None:
+    """``check_notebook`` in a forked child with limits of its own: the settings
+    ``collect_memory_mb`` (beyond what the reading process starts with) and
+    ``collect_timeout``. A notebook that needs more is rejected by name with the reason, and
+    the caller goes on; the limits hold whatever the file does to the parser."""
     global _warmed
-    memory_mb, seconds = collect_limits()
+    memory_mb, seconds = settings.collect_memory_mb, settings.collect_timeout
     if not _warmed:  # nbformat imports its validator lazily: once here, not in every child
         check_notebook(b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         _warmed = True
@@ -292,7 +268,7 @@ def check_notebook_limited(data: bytes) -> str | None:
                 why = check_notebook(data) or ""
             except MemoryError:
                 why = (
-                    f"needs more than {memory_mb:g} MiB to read (AFZ_COLLECT_MEMORY_MB); a "
+                    f"needs more than {memory_mb:g} MiB to read (collect_memory_mb); a "
                     "notebook saved by Jupyter never does: ask for a fresh download"
                 )
             message = ("?" + why).encode("utf-8", "replace")[:65536]
@@ -324,12 +300,12 @@ def check_notebook_limited(data: bytes) -> str | None:
     answer = b"".join(chunks).decode("utf-8", "replace")
     if timed_out or os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
         return (
-            f"took longer than {seconds:g} s to read (AFZ_COLLECT_TIMEOUT); a notebook saved "
+            f"took longer than {seconds:g} s to read (collect_timeout); a notebook saved "
             "by Jupyter takes well under a second: ask for a fresh download"
         )
     if not answer.startswith("?"):
         return (
             f"could not be read within the limits collect gives a notebook ({memory_mb:g} MiB, "
-            f"AFZ_COLLECT_MEMORY_MB; {seconds:g} s, AFZ_COLLECT_TIMEOUT): ask for a fresh download"
+            f"collect_memory_mb; {seconds:g} s, collect_timeout): ask for a fresh download"
         )
     return answer[1:] or None

@@ -15,8 +15,8 @@ server answers ``{"pid": ...}`` once the child runs and ``{"rc": ...}`` when it 
 children and server die with their parent (``PR_SET_PDEATHSIG``), so a killed worker leaves
 no nbgrader running.
 
-``AFZ_NBGRADER_WARM=0`` starts every command cold instead (``benchmarks/grading_cost.py``
-compares the two).
+The setting ``warm_nbgrader = false`` starts every command cold instead
+(``benchmarks/grading_cost.py`` compares the two).
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ for line in requests:
             fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
             os.chdir(job["cwd"])
             os.environ.clear(); os.environ.update(job["env"])
-            for procs in filter(None, os.environ.get("AFZ_GRADER_CGROUP", "").split(os.pathsep)):
-                with open(procs, "w") as f:  # into the command's own cgroup (course.runner)
+            with open(os.path.join(os.environ["AFZ_RUN"], "course.json")) as f:
+                cgroup = json.load(f)["grader_cgroup"]
+            for procs in cgroup:  # into the command's own cgroup (course.runner)
+                with open(procs, "w") as f:
                     f.write(str(os.getpid()))
             sys.argv = ["nbgrader", *job["args"]]
             code = 0
@@ -193,10 +195,6 @@ class Server:
 
 def startup_key(env: dict[str, str]) -> tuple[str, ...]:
     return tuple(env.get(name, "") for name in STARTUP_VARS)
-
-
-def enabled() -> bool:
-    return os.environ.get("AFZ_NBGRADER_WARM", "1") != "0"
 
 
 _local = threading.local()

@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from course.config import REPO, Course
-from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+from course.diagnose import diagnose, outcome
 from course.gradebook import Job
 from course.runner import Run, nbgrader_run
 
-KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
 KERNEL_START_ATTEMPTS = 3
 
 
@@ -40,30 +39,23 @@ class Result:
     worker: str = ""  # host:pid of the Dask worker that graded it ("" for the local pool)
 
 
-def grade_one(job: Job, course: Course, url: str, timeout: float, sandbox: bool = True) -> Result:
-    """Grade one submission against the gradebook ``url``; its log goes to reports/logs/."""
+def grade_one(job: Job, course: Course, url: str) -> Result:
+    """Grade one submission against the gradebook ``url`` under the course's settings (at
+    most ``notebook_timeout`` seconds); its log goes to reports/logs/."""
     a, s = job
     start = time.perf_counter()
     log = course.reports / "logs" / a / f"{s}.log"
+    timeout = course.settings.notebook_timeout
     run = Run(1, "")
     for _attempt in range(KERNEL_START_ATTEMPTS):
-        run = nbgrader_run(
-            ["autograde", a, "--student", s, "--force"], course, url, log, timeout, sandbox
-        )
+        run = nbgrader_run(["autograde", a, "--student", s, "--force"], course, url, log, timeout)
         # A kernel that dies before answering kernel_info never ran learner code: with kernels
         # started side by side, jupyter_client's free-port pick can race ("Address already in
         # use"). That is the grader's fault, not the learner's, so try again.
-        if run.rc == 0 or KERNEL_START_FAILURE not in run.out or SANDBOX_FAILURE in run.out:
+        started = run.outcome.error != "kernel start" or run.outcome.sandbox_failure
+        if run.rc == 0 or started:
             break
-    status, notes = diagnose(
-        course,
-        run.rc,
-        run.out,
-        course.submitted / s / a,
-        course.autograded / s / a,
-        run.oom_killed,
-        run.grader_oom,
-    )
+    status, notes = diagnose(course, run, course.submitted / s / a, course.autograded / s / a)
     seconds = round(time.perf_counter() - start, 2)
     return Result(s, a, status, seconds=seconds, notes=notes, outcome=outcome(status))
 
@@ -74,14 +66,15 @@ REGRADE_OUTCOMES = ("grader error", "sandbox failed")
 
 def grader_fingerprint(course: Course, assignment: str) -> str:
     """A hash of everything that decides a grade besides the submission: the assignment's
-    source notebooks (tests, hidden tests, points), ``helpers``, ``checks``, ``autograder`` and
-    ``nbgrader_config.py``. A result recorded under another fingerprint is graded again."""
-    return _grader_fingerprint(course.solutions, assignment)
+    source notebooks (tests, hidden tests, points), ``helpers``, ``checks``, ``autograder``,
+    ``nbgrader_config.py`` and the settings that limit a grading (a longer time limit may
+    turn a 0 into a grade). A result recorded under another fingerprint is graded again."""
+    return _grader_fingerprint(course.solutions, assignment, course.settings.grading_key())
 
 
 @functools.cache  # hashed once per process and assignment: one run grades with one grader
-def _grader_fingerprint(solutions: Path, assignment: str) -> str:
-    h = hashlib.sha256()
+def _grader_fingerprint(solutions: Path, assignment: str, limits: str) -> str:
+    h = hashlib.sha256(limits.encode())
     files = sorted((solutions / assignment).rglob("*.ipynb"))
     for folder in ("helpers", "checks", "autograder"):
         files += sorted((REPO / folder).rglob("*.py"))

@@ -11,14 +11,13 @@ from __future__ import annotations
 import csv
 import html
 import json
-import os
 import re
 import sys
 from pathlib import Path
 
 from autograder.nbgrader_plugins import FEEDBACK_CSP
-from course.config import Course, CourseError
-from course.runner import grader_memory_mb, nbgrader_run
+from course.config import Course
+from course.runner import nbgrader_run
 
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
@@ -36,19 +35,6 @@ def seal(page: Path) -> None:
         page.write_text(text[:at] + CSP_META + text[at:], encoding="utf-8")
 
 
-def feedback_timeout() -> float:
-    """Seconds the feedback of one submission may take (``AFZ_FEEDBACK_TIMEOUT``, default 120):
-    a notebook that makes it slow loses its own feedback page, not the others'."""
-    raw = os.environ.get("AFZ_FEEDBACK_TIMEOUT", "120")
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise CourseError(f"AFZ_FEEDBACK_TIMEOUT={raw!r} is not a positive number of seconds")
-    return value
-
-
 def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, str]]:
     """HTML feedback for every autograded submission; goes on past a broken one.
 
@@ -64,7 +50,7 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
         if not students:
             print(f"{a}: nothing autograded yet")
             continue
-        each = feedback_timeout()
+        each = course.settings.feedback_timeout  # a slow notebook loses its own page only
         batch = each * len(students)
         run = nbgrader_run(["generate_feedback", a, "--force"], course, timeout=batch)
         if run.rc != 0:  # find out which submissions broke it (or ran too long); write the others
@@ -76,9 +62,11 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
                     errors = [x for x in run.out.splitlines() if "ERROR" in x or "Error" in x]
                     why = (errors[-1] if errors else run.out.strip()[-300:]).strip()
                     if run.grader_oom:
-                        why = f"went over {grader_memory_mb()} MiB (AFZ_GRADER_MEMORY_MB)"
+                        limit = course.settings.where("grader_memory_mb")
+                        why = f"went over {course.settings.grader_memory_mb} MiB ({limit})"
                     elif run.rc == -9:
-                        why = f"stopped after {each:.0f} s (AFZ_FEEDBACK_TIMEOUT)"
+                        limit = course.settings.where("feedback_timeout")
+                        why = f"stopped after {each:g} s ({limit})"
                     failed.append((a, s, why))
                     print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)
         for page in sorted(course.feedback.glob(f"*/{a}/*.html")):

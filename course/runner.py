@@ -1,8 +1,11 @@
 """Running one nbgrader command for a course root, and cleaning up after its sandboxes.
 
 nbgrader runs as ``python -m nbgrader`` in the repository (so ``nbgrader_config.py`` applies),
-with the course root and the gradebook URL given on its command line and in
-``AFZ_COURSE_ROOT`` (which ``nbgrader_config.py`` reads for the folders it names itself).
+with the course root and the gradebook URL given on its command line. Each command gets a run
+folder of its own, named by ``AFZ_RUN``: the grading settings (``autograder.settings``), the
+course root and the command's cgroup are written there for ``nbgrader_config.py`` and the
+kernel launcher, and the kernels' outcome records come back from there
+(``autograder.outcomes``).
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder import stamp
+from autograder import outcomes, stamp
+from autograder.settings import COURSE_FILE, RUN_VAR, Settings
 from course import forkserver
-from course.config import REPO, Course, CourseError
+from course.config import REPO, Course
 
 if TYPE_CHECKING:
     from autograder.sandbox import Cgroup
@@ -35,12 +39,14 @@ SERVER_STOPPED = "[course] the nbgrader server stopped during the command"
 # - the interpreter's teardown once nbgrader is done (about 0.8 s, freeing what it imported):
 #   its exit handlers run (logging flushed), its output is flushed, and it exits.
 NBGRADER_MAIN = """\
-import atexit, os, sys, traceback
+import atexit, json, os, sys, traceback
 sys.modules["rfc3987_syntax"] = None
 code = 1
 try:
-    for procs in filter(None, os.environ.get("AFZ_GRADER_CGROUP", "").split(os.pathsep)):
-        with open(procs, "w") as f:  # into the command's own cgroup (course.runner)
+    with open(os.path.join(os.environ["AFZ_RUN"], "course.json")) as f:
+        cgroup = json.load(f)["grader_cgroup"]
+    for procs in cgroup:  # into the command's own cgroup (course.runner)
+        with open(procs, "w") as f:
             f.write(str(os.getpid()))
     from nbgrader.apps.nbgraderapp import main
     sys.argv[0] = "nbgrader"
@@ -62,36 +68,30 @@ finally:
 
 @dataclass
 class Run:
-    """What one nbgrader command did: exit code, output, and what its sandboxes reported."""
+    """What one nbgrader command did: exit code, output, and what its processes recorded."""
 
     rc: int
     out: str
-    oom_killed: bool = False  # a kernel's sandbox went over its memory
-    grader_oom: bool = False  # nbgrader's own processes went over theirs
+    grader_oom: bool = False  # nbgrader's own processes went over grader_memory_mb
+    timed_out: bool = False  # killed after the command's time limit
+    server_stopped: bool = False  # its nbgrader server died under it (not the learner's doing)
+    outcome: outcomes.Outcome = field(default_factory=outcomes.Outcome)  # the kernels' records
+
+    @property
+    def oom_killed(self) -> bool:
+        """A kernel's sandbox went over its memory."""
+        return self.outcome.oom_killed
 
 
-def grader_memory_mb() -> int:
-    """``AFZ_GRADER_MEMORY_MB`` (default 2048): the memory of one nbgrader command's own
-    processes together (not its kernel's, which the sandbox limits). nbgrader holds and
-    validates what a notebook printed: an honest autograde needs about 100 MiB, the largest
-    notebook collect takes about 420 MiB."""
-    raw = os.environ.get("AFZ_GRADER_MEMORY_MB", "2048")
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 64:
-        raise CourseError(f"AFZ_GRADER_MEMORY_MB={raw!r} is not a whole number of MiB (64 or more)")
-    return value
-
-
-def grader_cgroup() -> Cgroup | None:
-    """A fresh cgroup for one nbgrader command (memory and process count), or None where this
-    machine has no writable cgroup (then only the time limit holds)."""
+def grader_cgroup(memory_mb: int) -> Cgroup | None:
+    """A fresh cgroup for one nbgrader command (``memory_mb``, the setting grader_memory_mb,
+    and a process count), or None where this machine has no writable cgroup (then only the
+    time limit holds). nbgrader holds and validates what a notebook printed: an honest
+    autograde needs about 100 MiB, the largest notebook collect takes about 420 MiB."""
     from autograder.sandbox import Cgroup, Limits
 
     name = f"nbgrader-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    group = Cgroup.create(name, Limits(memory_mb=grader_memory_mb(), processes=256, cpu_cores=0))
+    group = Cgroup.create(name, Limits(memory_mb=memory_mb, processes=256, cpu_cores=0))
     if group is not None:
         _remove_orphans(group)
     return group
@@ -136,10 +136,10 @@ def nbgrader(
     url: str | None = None,
     log: Path | None = None,
     timeout: float | None = None,
-    sandbox: bool = True,
+    settings: Settings | None = None,
 ) -> tuple[int, str]:
     """Run ``nbgrader <args>`` for ``course``; (exit code, output)."""
-    run = nbgrader_run(args, course, url, log, timeout, sandbox)
+    run = nbgrader_run(args, course, url, log, timeout, settings)
     return run.rc, run.out
 
 
@@ -149,15 +149,15 @@ def nbgrader_run(
     url: str | None = None,
     log: Path | None = None,
     timeout: float | None = None,
-    sandbox: bool = True,
+    settings: Settings | None = None,
 ) -> Run:
-    """``nbgrader <args>`` against the gradebook ``url`` (default: the course's), with the
-    details of its kernels' sandboxes.
+    """``nbgrader <args>`` against the gradebook ``url`` (default: the course's), under
+    ``settings`` (default: the course's), with what its kernels recorded.
 
     Output goes to a file, not a pipe, so nothing a kernel leaves behind can keep this waiting;
     on timeout the whole process group (nbgrader and its kernel launcher) is killed and the exit
     code is -9. nbgrader and the launcher run in a cgroup of their own (``grader_cgroup``): past
-    ``AFZ_GRADER_MEMORY_MB`` the kernel's OOM killer ends them and ``grader_oom`` is set.
+    the setting grader_memory_mb the kernel's OOM killer ends them and ``grader_oom`` is set.
     Afterwards every sandbox cgroup the run created is emptied and removed, even when its
     launcher was killed, and so is the command's own.
     """
@@ -169,24 +169,24 @@ def nbgrader_run(
         f"--CourseDirectory.root={course.root}",
         f"--CourseDirectory.db_url={url or course.gradebook_url}",
     ]
+    settings = settings or course.settings
     with tempfile.TemporaryDirectory(prefix="afz-run-") as tmp:
+        run_dir = Path(tmp)
         env = nbgrader_env()
-        env["JUPYTER_RUNTIME_DIR"] = str(Path(tmp) / "runtime")
-        env["AFZ_SANDBOX_STATE"] = state = str(Path(tmp) / "state")
-        env["AFZ_SANDBOX"] = "bwrap" if sandbox else "off"
-        env["AFZ_COURSE_ROOT"] = str(course.root)
-        os.mkdir(state)
-        out_path = Path(tmp) / "output.log"
+        env["JUPYTER_RUNTIME_DIR"] = str(run_dir / "runtime")
+        env[RUN_VAR] = str(run_dir)
+        settings.write(run_dir)
+        out_path = run_dir / "output.log"
         out_path.touch()
         note = ""
-        grader = grader_cgroup()
-        if grader is not None:
-            env["AFZ_GRADER_CGROUP"] = os.pathsep.join(
-                str(d / "cgroup.procs") for d in grader.dirs.values()
-            )
+        grader = grader_cgroup(settings.grader_memory_mb)
+        procs = [str(d / "cgroup.procs") for d in grader.dirs.values()] if grader else []
+        (run_dir / COURSE_FILE).write_text(
+            json.dumps({"root": str(course.root), "grader_cgroup": procs})
+        )
         stamp("spawn")
         try:
-            if forkserver.enabled():
+            if settings.warm_nbgrader:
                 rc, note = _run_warm(cmd[3:], env, out_path, timeout)
             else:
                 rc = None
@@ -202,21 +202,22 @@ def nbgrader_run(
         out = data.decode("utf-8", errors="replace")
         if out_path.stat().st_size > MAX_LOG_BYTES:
             out += f"\n[course] output cut at {MAX_LOG_BYTES} bytes\n"
+        timed_out = rc == -9 and not note and not grader_oom and timeout is not None
         if grader_oom:
             out += (
-                f"\n[course] nbgrader's processes went over {grader_memory_mb()} MiB "
-                "(AFZ_GRADER_MEMORY_MB) and were killed\n"
+                f"\n[course] nbgrader's processes went over {settings.grader_memory_mb} MiB "
+                "(the setting grader_memory_mb) and were killed\n"
             )
-        elif rc == -9 and not note and timeout is not None:
-            out += f"\n[course] killed after {timeout:.0f} s (AFZ_STUDENT_TIMEOUT)\n"
+        elif timed_out:
+            out += f"\n[course] killed after {timeout:.0f} s\n"
         out += note
-        oom = reap_sandboxes(Path(state))
+        outcome = reap_sandboxes(run_dir)
     stamp("reaped")
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         shown = [sys.executable, "-m", "nbgrader", *cmd[3:]]  # what NBGRADER_MAIN runs
         log.write_text(" ".join(shown) + "\n\n" + out)
-    return Run(rc, out, oom, grader_oom)
+    return Run(rc, out, grader_oom, timed_out, bool(note), outcome)
 
 
 def _run_cold(cmd: list[str], env: dict[str, str], out_path: Path, timeout: float | None) -> int:
@@ -267,23 +268,16 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def reap_sandboxes(state: Path) -> bool:
-    """Remove what the run's sandboxes left (their launcher may have been killed).
-
-    Returns whether any of them was killed for memory.
-    """
+def reap_sandboxes(run: Path) -> outcomes.Outcome:
+    """Remove what the run's sandboxes left (their launcher may have been killed); the run's
+    records, with each unfinished kernel's memory verdict read from its cgroup."""
     from autograder.sandbox import Cgroup
 
-    oom = False
-    for record in sorted(state.glob("*.json")):
-        try:
-            info = json.loads(record.read_text())
-        except ValueError:
-            continue
+    outcome = outcomes.read(run)
+    for info in outcome.kernels:
         if info.get("cgroup_version") and info.get("cgroup_dirs"):
             cgroup = Cgroup.from_dirs(info["cgroup_version"], info["cgroup_dirs"])
             if not info.get("finished"):
                 info["oom_killed"] = cgroup.oom_killed()
             cgroup.remove()
-        oom |= bool(info.get("oom_killed"))
-    return oom
+    return outcome

@@ -24,6 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.settings import Settings
 from course import gradebook
 from course.config import AUTOGRADED, RELEASE, REPO, SOURCE, SUBMITTED, Course
 from course.gradebook import Fields
@@ -77,8 +78,7 @@ class Task:
     student: str
     files: Files
     sha256: str
-    timeout: float  # seconds for the whole nbgrader run (AFZ_STUDENT_TIMEOUT)
-    sandbox: bool = True
+    settings: Settings  # the instructor's: limits, sandbox (not the worker's environment)
     prior: Fields | None = None  # its fields in the main gradebook, if it has them already
     sources: str | None = None  # the course root of solutions/ and exercises/ (None: REPO)
 
@@ -107,7 +107,9 @@ def _check_worker(task: Task) -> Path:
             f"worker {worker_name()} has no {sources / SOURCE / task.assignment}: check out the "
             "course repository (the same commit as the instructor's) on that machine"
         )
-    if task.sandbox:  # the full check (a sandbox started) ran on every worker before the run
+    if (
+        task.settings.sandbox
+    ):  # the full check (a sandbox started) ran on every worker before the run
         from autograder import sandbox
 
         problem = sandbox.check_quick()
@@ -133,9 +135,9 @@ def grade_task(task: Task, seed: bytes) -> Graded:
         if task.prior is not None:
             with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
                 gradebook.import_submission(gb, task.assignment, task.student, task.prior)
-        course = Course(root)
+        course = Course(root, task.settings)
         job = (task.assignment, task.student)
-        result = grade_one(job, course, f"sqlite:///{db}", task.timeout, task.sandbox)
+        result = grade_one(job, course, f"sqlite:///{db}")
         result.sha256 = task.sha256
         log_path = course.reports / "logs" / task.assignment / f"{task.student}.log"
         log = log_path.read_text(errors="replace") if log_path.exists() else ""

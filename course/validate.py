@@ -3,6 +3,7 @@ or for the instructor on one notebook)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from course.config import Course
@@ -22,10 +23,10 @@ def validate(paths: list[Path], course: Course) -> bool:
     print nbgrader's report. True when every notebook passed."""
     from autograder import sandbox as sb
 
-    in_sandbox = sb.check_quick() is None
+    settings = replace(course.settings, sandbox=sb.check_quick() is None)
     ok = True
     for path in paths:
-        rc, out = nbgrader(["validate", str(path.resolve())], course, sandbox=in_sandbox)
+        rc, out = nbgrader(["validate", str(path.resolve())], course, settings=settings)
         passed = rc == 0 and validation_passed(out)
         ok &= passed
         lines = [x for x in out.splitlines() if not x.startswith("[") or "ERROR" in x]

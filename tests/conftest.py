@@ -39,7 +39,7 @@ def pytest_collection_modifyitems(config, items):
 def grading_env():
     """No AFZ_GRADEBOOK_URL of the caller's for the rest of the session (the grading tests
     grade into their own gradebooks); the caller's settings are put back at the end."""
-    saved = {k: os.environ.get(k) for k in ("AFZ_GRADEBOOK_URL", "AFZ_CELL_TIMEOUT")}
+    saved = {k: os.environ.get(k) for k in ("AFZ_GRADEBOOK_URL",)}
     os.environ.pop("AFZ_GRADEBOOK_URL", None)
     yield
     for k, v in saved.items():

@@ -11,7 +11,9 @@
   ``--scheduler``: what was graded is kept, the gradebook and reports/autograde.json agree,
   and a rerun grades only the rest;
 * a worker that cannot sandbox (no bwrap on its PATH): the run stops with a clear error that
-  names the worker.
+  names the worker;
+* a worker started with other limits in its environment grades under the instructor's
+  settings, which travel in each task (``autograder.settings``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,18 @@ from pathlib import Path
 import psutil
 import pytest
 from support import REPO
-from support.submissions import A1, FAKE_CHECKS, adversaries, make_root, submit
+from support.submissions import (
+    A1,
+    FAKE_CHECKS,
+    adversaries,
+    insert_cell,
+    make_root,
+    read,
+    submit,
+)
 
 from autograder import sandbox
+from autograder.settings import Settings
 from course import gradebook
 from course.autograde import autograde
 from course.config import Course
@@ -53,6 +64,7 @@ CLASS = [
     "fakepkg",
 ]
 STAMP = "2026-02-28 12:00:00.000000 UTC"
+NB1 = "attention.ipynb"
 
 
 def write_class(root: Path, students: list[str]) -> Course:
@@ -70,24 +82,26 @@ def write_class(root: Path, students: list[str]) -> Course:
     return Course(root)
 
 
-def _env(tmp: Path, path: str | None = None) -> dict[str, str]:
+def _env(tmp: Path, path: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("AFZ_GRADEBOOK_URL", None)
     env["PATH"] = path or f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = str(REPO)
     env["TMPDIR"] = str(tmp)  # what a worker's graders leave is found by this path
-    return env
+    return {**env, **(extra or {})}
 
 
 class Cluster:
     """A scheduler and its workers, real processes; ``stop`` ends them and what they left."""
 
-    def __init__(self, folder: Path, workers: int, path: str | None = None) -> None:
+    def __init__(
+        self, folder: Path, workers: int, path: str | None = None, env: dict | None = None
+    ) -> None:
         self.folder = folder
         self.tmp = folder / "tmp"
         self.tmp.mkdir(parents=True)
         self.file = folder / "scheduler.json"
-        env = _env(self.tmp, path)
+        env = _env(self.tmp, path, env)
         self.procs = [
             subprocess.Popen(
                 [BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0"]
@@ -325,3 +339,54 @@ def test_a_worker_without_the_sandbox_stops_the_run_with_a_clear_error(tmp_path)
     assert "cannot grade in the sandbox" in run.stderr
     assert "bwrap is not installed" in run.stderr
     assert not (course.reports / "autograde.json").exists()
+
+
+# What a worker's own machine might say: limits far above the instructor's, a run folder of
+# its own with such settings, and a gradebook it must not touch. None of it may count.
+WORKER_ENV = {
+    "AFZ_CELL_TIMEOUT": "600",
+    "AFZ_KERNEL_MEMORY_MB": "16000",
+    "AFZ_GRADEBOOK_URL": "postgresql+psycopg2://nobody@127.0.0.1:1/nothing",
+}
+SLEEPER = "import time\n\ntime.sleep(12)\nprint('slept')"
+HOG = "block = bytearray(3000 * 2**20)\nprint('allocated', len(block))"
+
+
+def test_a_remote_worker_grades_under_the_instructors_settings(tmp_path):
+    """The instructor's grading.toml says 4 s a cell and 2048 MiB a kernel; the worker was
+    started with 600 s, 16000 MiB, a run folder that says the same and a gradebook URL of its
+    own. The sleeper's 12 s cell is interrupted, the hog's 3000 MiB are refused, and the
+    honest learner keeps full marks: the worker graded under the instructor's settings."""
+    own = tmp_path / "worker_run"
+    own.mkdir()
+    (own / "settings.json").write_text(Settings(cell_timeout=600, kernel_memory_mb=16000).to_json())
+    cluster = Cluster(tmp_path / "cluster", workers=1, env={**WORKER_ENV, "AFZ_RUN": str(own)})
+    try:
+        root = tmp_path / "class"
+        make_root(root)
+        (root / "grading.toml").write_text("cell_timeout = 4\nkernel_memory_mb = 2048\n")
+        submit(root, "honest", A1, read(REPO / "solutions" / A1 / NB1))
+        for student, code in {"sleeper": SLEEPER, "hog": HOG}.items():
+            submit(
+                root, student, A1, insert_cell(read(REPO / "solutions" / A1 / NB1), "softmax", code)
+            )
+        course = Course(root)
+        assert course.settings.origin["cell_timeout"].endswith("grading.toml")
+        results = {r.student: r for r in autograde([A1], course, scheduler=str(cluster.file))}
+    finally:
+        cluster.stop()
+    assert all(r.worker and r.worker.split(":")[1] != str(os.getpid()) for r in results.values())
+    assert results["honest"].status == "ok" and results["honest"].score == 22, results["honest"]
+    sleeper, hog = results["sleeper"], results["hog"]
+    assert "a cell ran past the time limit and was interrupted" in sleeper.notes, sleeper
+    assert "a cell ran out of memory (kernel memory limit)" in hog.notes, hog
+    printed = {s: outputs(course.autograded / s / A1 / NB1) for s in ("sleeper", "hog")}
+    assert "CellTimeoutError" in printed["sleeper"] and "slept" not in printed["sleeper"]
+    assert "MemoryError" in printed["hog"] and "allocated" not in printed["hog"]
+    assert submissions_in_gradebook(course) == ["hog", "honest", "sleeper"]
+
+
+def outputs(path: Path) -> str:
+    """Every output of the notebook at ``path``, as text."""
+    cells = json.loads(path.read_text())["cells"]
+    return json.dumps([c.get("outputs", []) for c in cells])

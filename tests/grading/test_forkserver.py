@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -60,19 +61,18 @@ def test_each_command_is_a_fresh_child_with_its_own_environment(tmp_path, monkey
     assert server_pid() == server, "the server was not reused"
     children = {s["pid"] for s in stamps(timing) if s["stage"] == "config"}  # one per command
     assert len(children) == 2 and server not in children, children
-    monkeypatch.setenv("AFZ_NBGRADER_WARM", "0")
-    cold = nbgrader_run(["db", "student", "list"], course)
+    cold_settings = replace(course.settings, warm_nbgrader=False)
+    cold = nbgrader_run(["db", "student", "list"], course, settings=cold_settings)
     assert [r.rc for r in listed] == [0, 0] == [cold.rc] * 2
     assert listed[0].out == listed[1].out == cold.out
     assert "ann" in cold.out and "Lee" in cold.out
 
 
-def test_exit_codes_and_errors_are_those_of_a_cold_start(tmp_path, monkeypatch):
+def test_exit_codes_and_errors_are_those_of_a_cold_start(tmp_path):
     course = Course(make_root(tmp_path / "course"))
     bad = ["autograde", "no_such_assignment", "--no-such-option"]
     warm = nbgrader_run(bad, course)
-    monkeypatch.setenv("AFZ_NBGRADER_WARM", "0")
-    cold = nbgrader_run(bad, course)
+    cold = nbgrader_run(bad, course, settings=replace(course.settings, warm_nbgrader=False))
     assert warm.rc == cold.rc == 2
     assert "unrecognized arguments: --no-such-option" in warm.out
     assert warm.out == cold.out

@@ -13,8 +13,8 @@ in a temporary course root with 2 worker processes:
 
 And the gradebook: the results that parallel workers graded in copies of an SQLite gradebook,
 merged into the main one through nbgrader's API, equal those of a run that graded straight
-into it, field by field (``AFZ_TEST_GRADEBOOK_URL=postgresql://...`` also merges into that
-server database).
+into it, field by field (tests/grading/test_postgres.py does the same with a PostgreSQL
+server).
 
 The notebooks of both classes are built in tests/support/submissions.py; the checks that need
 no kernel (the release's leak check and points, collect, validate's verdict) are in
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from support.submissions import (
 
 from course import gradebook, release
 from course.autograde import autograde
-from course.config import Course
+from course.config import Course, load_settings
 from course.release import check_release
 from course.reports import feedback, grades
 from course.validate import validate
@@ -185,11 +184,8 @@ def adversarial_class(tmp_path_factory):
     (forger / "expected_visible.json").write_bytes(
         (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
     )
-    os.environ["AFZ_CELL_TIMEOUT"] = "20"
-    try:
-        results = autograde([A1], Course(root), workers=2)
-    finally:
-        os.environ.pop("AFZ_CELL_TIMEOUT", None)
+    course = Course(root, load_settings(root, ["cell_timeout=20"]))
+    results = autograde([A1], course, workers=2)
     return root, {r.student: r for r in results}
 
 
@@ -423,10 +419,9 @@ def test_threads_and_dask_give_the_same_gradebook_field_by_field(merge_runs):
 @pytest.mark.filterwarnings(QUIET_SA)
 def test_merge_creates_what_the_target_gradebook_lacks(merge_runs, tmp_path):
     """Merged into a gradebook that has the assignment but not the students: the students and
-    their submissions are created, equal to the source's. With AFZ_TEST_GRADEBOOK_URL (e.g.
-    postgresql://...) the target is that database."""
+    their submissions are created, equal to the source's."""
     url, content = merge_runs["threads"]
-    target = os.environ.get("AFZ_TEST_GRADEBOOK_URL") or f"sqlite:///{tmp_path / 'target.db'}"
+    target = f"sqlite:///{tmp_path / 'target.db'}"
     students = sorted(merge_class())
     release.register(Course(make_root(tmp_path / "course")), [A1], [], target)
     with gradebook.open_gradebook(target) as gb:  # the assignment's own: not merged

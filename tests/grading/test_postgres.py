@@ -154,14 +154,12 @@ def run_workflow(
 @pytest.fixture(scope="session")
 def classes(pg_server, tmp_path_factory):
     """{"postgresql": ClassRun, "sqlite": ClassRun}: the same class, both gradebooks."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("AFZ_CELL_TIMEOUT", raising=False)
-        return {
-            "postgresql": run_workflow(
-                tmp_path_factory.mktemp("pg"), pg_server.create_database("workflow"), pg_server
-            ),
-            "sqlite": run_workflow(tmp_path_factory.mktemp("sqlite"), None, pg_server),
-        }
+    return {
+        "postgresql": run_workflow(
+            tmp_path_factory.mktemp("pg"), pg_server.create_database("workflow"), pg_server
+        ),
+        "sqlite": run_workflow(tmp_path_factory.mktemp("sqlite"), None, pg_server),
+    }
 
 
 def test_every_command_works_with_a_postgresql_gradebook(classes, pg_server):
@@ -256,7 +254,6 @@ def test_two_graders_write_one_gradebook_at_once(pg_server, tmp_path):
     two machines) and one learner, grade into the same gradebook at the same time."""
     url = pg_server.create_database("two_graders")
     env = {**os.environ, **pg_server.env(), "AFZ_GRADEBOOK_URL": url}
-    env.pop("AFZ_CELL_TIMEOUT", None)
     submissions = {
         "alice": NB.read(NB.source(A1)),
         "bob": NB.mutate(NB.read(NB.source(A1)), *NB.MISTAKES[A1][0][1:]),

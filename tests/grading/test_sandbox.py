@@ -513,7 +513,7 @@ def test_the_socket_folder_takes_nothing(attacked_class):
 # nbgrader's own memory
 # ---------------------------------------------------------------------------------------
 def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
-    """nbgrader's own processes, outside the kernel's sandbox, get ``AFZ_GRADER_MEMORY_MB``.
+    """nbgrader's own processes, outside the kernel's sandbox, get ``grader_memory_mb``.
 
     The swollen notebook is one collect takes (45 MB, under 500,000 JSON values): a solution
     with 470,000 lines of markdown. Without a limit it is graded 22/22 with nbgrader at about
@@ -539,16 +539,16 @@ def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
     collected = run_course(root, "collect", str(downloads))
     assert (root / "submitted" / "swollen" / A1 / NB).stat().st_size > 40 << 20, collected.stdout
     before = sandbox_leftovers()
-    limit = {"AFZ_GRADER_MEMORY_MB": "256"}
-    graded = run_course(root, "autograde", "--workers", "2", **limit)
-    fed = run_course(root, "feedback", **limit)
+    limit = ("grader_memory_mb=256",)
+    graded = run_course(root, "autograde", "--workers", "2", settings=limit)
+    fed = run_course(root, "feedback", settings=limit)
     assert graded.returncode == 0 and fed.returncode == 0, graded.stdout + fed.stdout
     results = {r["student"]: r for r in json.loads((root / "reports/autograde.json").read_text())}
     assert results["honest"]["status"] == "ok"
     assert results["honest"]["score"] == results["honest"]["max_score"] == 22
     swollen_row = results["swollen"]
     assert swollen_row["outcome"] == "killed for memory", swollen_row
-    assert "AFZ_GRADER_MEMORY_MB=256" in swollen_row["status"], swollen_row
+    assert "grader_memory_mb = 256, --set grader_memory_mb" in swollen_row["status"], swollen_row
     assert (root / "feedback" / "honest" / A1 / "attention.html").exists()
     now = sandbox_leftovers()
     assert now["processes"] - before["processes"] == set()

@@ -3,7 +3,6 @@ shared by tests/grading/test_sandbox.py and tests/unit/test_sandbox_parts.py."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +12,22 @@ import psutil
 from autograder import sandbox
 from support import REPO
 
+# The tests' limits: lower than the defaults, so an attack that runs away ends sooner.
+TEST_SETTINGS = ("cell_timeout=60", "kernel_memory_mb=2048")
+
 
 def run_course(
-    root: Path, *args: str, timeout: float = 900, **env: str
+    root: Path, *args: str, timeout: float = 900, settings: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess:
+    """``python -m course --root ROOT --set NAME=VALUE ... ARGS`` (``TEST_SETTINGS``, then
+    ``settings``)."""
+    options = [f"--set={s}" for s in (*TEST_SETTINGS, *settings)]
     return subprocess.run(
-        [sys.executable, "-m", "course", "--root", str(root), *args],
+        [sys.executable, "-m", "course", "--root", str(root), *options, *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "AFZ_CELL_TIMEOUT": "60", "AFZ_KERNEL_MEMORY_MB": "2048", **env},
     )
 
 

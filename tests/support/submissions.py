@@ -9,7 +9,6 @@ grade.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -20,10 +19,7 @@ from support import REPO
 
 COURSE = Course(REPO)
 MISTAKES = CASES.MISTAKES
-# AFZ_TEST_ASSIGNMENTS=01_attention,02_multi_head limits the run while an assignment is drafted.
-ASSIGNMENTS = COURSE.assignments(
-    [a for a in os.environ.get("AFZ_TEST_ASSIGNMENTS", "").split(",") if a] or None
-)
+ASSIGNMENTS = COURSE.assignments()
 
 
 def source(assignment: str) -> Path:

@@ -357,7 +357,7 @@ def test_the_kernel_side_never_imports_the_grader():
 def test_replay_fails_loudly_when_the_solution_fails_its_own_test(tmp_path, monkeypatch):
     import nbformat
 
-    monkeypatch.setenv("AFZ_REPLAY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     nb = nbformat.v4.new_notebook()
     meta = {"grade": False, "solution": True, "locked": False, "grade_id": "f",
             "schema_version": 3}  # fmt: skip

@@ -20,7 +20,7 @@ import pytest
 
 from course.cli import main
 from course.collect import collect
-from course.config import STUDENT_ID, Course, CourseError
+from course.config import STUDENT_ID, Course, CourseError, load_settings
 from course.students import student_key, student_slug
 
 REPO = Path(__file__).resolve().parents[2]
@@ -370,22 +370,20 @@ def test_an_unsafe_member_is_rejected_alone(tmp_path):
     assert not (root / "rejected").exists()
 
 
-def test_an_oversized_member_is_refused_without_extracting_it(tmp_path, monkeypatch):
+def test_an_oversized_member_is_refused_without_extracting_it(tmp_path):
     root = course_root(tmp_path / "course")
-    monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", str(len(GOOD) / 2**20 + 0.001))
+    (root / "grading.toml").write_text(f"max_notebook_mb = {len(GOOD) / 2**20 + 0.001}\n")
     big = GOOD + b" " * 4096  # still valid JSON, just over the limit
     zpath = tmp_path / "bomb.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"alice/{A1}/{NB}", GOOD)
         zf.writestr(f"mallory/{A1}/{NB}", big)
     (r,) = collect(zpath, Course(root))
-    assert (
-        r.student == "mallory" and "larger than" in r.reason and "AFZ_MAX_NOTEBOOK_MB" in r.reason
-    )
+    assert r.student == "mallory" and "larger than" in r.reason and "max_notebook_mb" in r.reason
     assert r.kept_as == "" and not (root / "rejected").exists()
     assert not (root / "submitted/mallory").exists() and submitted(root, "alice") == GOOD
-    monkeypatch.setenv("AFZ_MAX_NOTEBOOK_MB", "lots")
-    with pytest.raises(CourseError, match="AFZ_MAX_NOTEBOOK_MB"):
+    (root / "grading.toml").write_text('max_notebook_mb = "lots"\n')
+    with pytest.raises(CourseError, match="grading.toml: max_notebook_mb = 'lots' is not a number"):
         collect(zpath, Course(root))
 
 
@@ -535,35 +533,35 @@ def test_notebooks_too_big_in_elements_are_rejected_before_anything_reads_them(t
 @pytest.mark.parametrize(
     "limit, why",
     [
-        ({"AFZ_COLLECT_MEMORY_MB": "100"}, "needs more than 100 MiB to read"),
-        ({"AFZ_COLLECT_TIMEOUT": "1"}, "took longer than 1 s to read"),
+        (["collect_memory_mb=100"], "needs more than 100 MiB to read"),
+        (["collect_timeout=1"], "took longer than 1 s to read"),
     ],
     ids=["memory", "time"],
 )
-def test_reading_a_notebook_has_memory_and_time_limits_of_its_own(
-    tmp_path, monkeypatch, limit, why
-):
+def test_reading_a_notebook_has_memory_and_time_limits_of_its_own(tmp_path, limit, why):
     """A notebook within the counted limits (480,000 lines of markdown, 46 MB) takes about
     5 s and 450 MiB to read; under lower limits it is rejected by name, and collect goes on."""
     nb = json.loads(GOOD)
     lines = [f"{'a' * 90}{i}" for i in range(480_000)]
     nb["cells"].append({"cell_type": "markdown", "id": "notes", "metadata": {}, "source": lines})
     swollen = json.dumps(nb).encode()
-    for name, value in limit.items():
-        monkeypatch.setenv(name, value)
     root = course_root(tmp_path / "course")
     src = make_folder(tmp_path / "src", {f"aaron/{A1}/{NB}": swollen, f"bob/{A1}/{NB}": GOOD})
-    (r,) = collect(src, Course(root))
+    (r,) = collect(src, Course(root, load_settings(root, limit)))
     assert r.student == "aaron" and why in r.reason, r.reason
     assert submitted(root, "bob") == GOOD
 
 
-def test_collect_limits_must_be_positive_numbers(tmp_path, monkeypatch):
+def test_collect_limits_must_be_positive_numbers(tmp_path, capsys):
+    """A wrong setting stops the command before any file is moved, and says where it was set."""
     root = course_root(tmp_path / "course")
     src = make_folder(tmp_path / "src", {f"bob/{A1}/{NB}": GOOD})
-    monkeypatch.setenv("AFZ_COLLECT_TIMEOUT", "soon")
-    with pytest.raises(CourseError, match="AFZ_COLLECT_TIMEOUT='soon' is not a positive number"):
-        collect(src, Course(root))
+    assert main(["--root", str(root), "--set", "collect_timeout=soon", "collect", str(src)]) == 2
+    err = capsys.readouterr().err
+    assert "--set collect_timeout: collect_timeout = 'soon' is not a number of seconds" in err
+    (root / "grading.toml").write_text("collect_timeout = -1\n")
+    assert main(["--root", str(root), "collect", str(src)]) == 2
+    assert "grading.toml: collect_timeout = -1 must be above 0 (seconds)" in capsys.readouterr().err
     assert not (root / "submitted").exists() or not any((root / "submitted").iterdir())
 
 

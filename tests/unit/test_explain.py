@@ -289,7 +289,7 @@ def variant(nb: dict, body: str, test_text: str | None = None) -> dict:
 
 
 def test_the_dry_grader_scores_like_real_grading(tmp_path, monkeypatch):
-    monkeypatch.setenv("AFZ_REPLAY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     source, nb = tiny_assignment(tmp_path)
     notebooks = {
         "solution": nb,

@@ -76,8 +76,8 @@ def test_course_writes_no_sql_into_nbgraders_schema(tmp_path):
 
 
 def test_configured_url_is_checked_before_anything_runs(tmp_path):
-    """``Course.gradebook_url`` checks AFZ_GRADEBOOK_URL; the default SQLite URL needs no
-    check (and the wrong URL is refused without a connection)."""
+    """``Course.gradebook_url`` checks the settings' URL (from AFZ_GRADEBOOK_URL here); the
+    default SQLite URL needs no check (and the wrong URL is refused without a connection)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("AFZ_GRADEBOOK_URL", raising=False)
         assert Course(tmp_path).gradebook_url == f"sqlite:///{tmp_path.resolve()}/gradebook.db"

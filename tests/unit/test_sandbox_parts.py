@@ -110,15 +110,23 @@ def test_a_tree_of_any_depth_is_removed(tmp_path):
 
 
 def test_a_kernel_that_died_on_a_full_grader_disk_is_the_graders_failure(monkeypatch):
-    from autograder import kernel
-    from course.diagnose import SANDBOX_FAILURE, diagnose, outcome
+    from autograder import kernel, outcomes
+    from course.diagnose import diagnose, outcome
+    from course.runner import Run
 
     monkeypatch.setattr(kernel, "MIN_FREE_MB", 1 << 40)  # every disk counts as full
     trouble = kernel.grader_trouble()
     assert trouble and "disk is full" in trouble
-    log = f"{SANDBOX_FAILURE} {trouble}\nnbclient.exceptions.DeadKernelError: Kernel died\n"
-    status, _ = diagnose(Course(REPO), 1, log, REPO / "nothing", REPO / "nothing")
+    records = outcomes.Outcome(
+        kernels=[{"exit": -9, "ended_by_client": False, "trouble": trouble}],
+        execution={"error": "dead kernel"},
+    )
+    status, _ = diagnose(Course(REPO), Run(1, "", outcome=records), REPO / "no", REPO / "no")
     assert outcome(status) == "sandbox failed"  # graded again by the next run, not a 0
+    # The same death with a healthy disk is the learner's kernel dying: graded 0.
+    records.kernels[0].pop("trouble")
+    status, _ = diagnose(Course(REPO), Run(1, "", outcome=records), REPO / "no", REPO / "no")
+    assert outcome(status) == "kernel died", status
 
 
 SYSCALL_PROBE = """

@@ -60,26 +60,27 @@ def test_validation_verdict_is_read_from_the_output():
 def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tmp_path):
     """A kernel that dies before kernel_info (a port race between kernels started side by side)
     never ran learner code: grading is retried; a learner's dead kernel is not."""
+    from autograder.outcomes import Outcome
+
     calls = []
+    start_failed = Outcome(execution={"error": "kernel start"})
 
-    def fake_run(args, course, url=None, log=None, timeout=None, sandbox=True):
+    def fake_run(args, course, url=None, log=None, timeout=None, settings=None):
         calls.append(args)
-        if len(calls) == 1:
-            out = "Address already in use\nRuntimeError: " + grading.KERNEL_START_FAILURE
-            return Run(1, out)
-        return Run(0, "graded")
+        return Run(1, "", outcome=start_failed) if len(calls) == 1 else Run(0, "graded")
 
-    def fake_diagnose(course, rc, out, s, a, oom=False, grader_oom=False):
-        return ("ok" if rc == 0 else out, [])
+    def fake_diagnose(course, run, s, a):
+        return ("ok" if run.rc == 0 else run.outcome.error, [])
 
     monkeypatch.setattr(grading, "nbgrader_run", fake_run)
     monkeypatch.setattr(grading, "diagnose", fake_diagnose)
-    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
     assert len(calls) == 2 and result.status == "ok"
 
     calls.clear()
+    died = Outcome(execution={"error": "dead kernel"})
     monkeypatch.setattr(
-        grading, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "DeadKernelError")
+        grading, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "", outcome=died)
     )
-    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://", 60)
-    assert len(calls) == 1 and result.status == "DeadKernelError"
+    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
+    assert len(calls) == 1 and result.status == "dead kernel"
