@@ -214,7 +214,7 @@ def test_a_killed_instructor_process_leaves_no_command_cgroup_behind():
     dead = int(gone.stdout)
     orphan = Cgroup.create(f"nbgrader-{dead}-orphan", Limits(memory_mb=64, cpu_cores=0))
     assert orphan is not None and all(d.is_dir() for d in orphan.dirs.values())
-    ours = grader_cgroup()
+    ours = grader_cgroup(2048)
     assert ours is not None
     try:
         assert not any(d.exists() for d in orphan.dirs.values())

@@ -142,9 +142,10 @@ def guide_table(heading: str) -> dict[str, str]:
     """The first column (in backquotes) -> the row, of the table under ``heading``."""
     text = (REPO / "instructor_guide.md").read_text()
     section = text.split(heading, 1)[1]
-    rows = {}
+    rows, fenced = {}, False
     for line in section.splitlines()[1:]:
-        if line.startswith("#"):
+        fenced ^= line.startswith("```")
+        if line.startswith("#") and not fenced:
             break
         m = re.match(r"^\| `([^`]+)` \|", line)
         if m:
@@ -166,7 +167,9 @@ def test_the_guide_has_one_row_for_each_variable_and_each_setting_with_its_defau
     defaults = Settings()
     for name, row in table.items():
         value = getattr(defaults, name)
-        shown = "true" if value is True else "false" if value is False else f"{value:g}"
-        shown = '""' if value == "" else shown
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        else:
+            shown = '""' if value == "" else f"{value:g}"
         assert f"| `{shown}` |" in row, (name, row)
         assert name in st.DESCRIPTIONS
