@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import hashlib
 import io
 import json
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import regions
+from autograder.fingerprint import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMAT = 1
@@ -60,14 +60,10 @@ def cpu_kind() -> str:
 
 
 def _fingerprint(source: Path, visible_only: bool) -> str:
-    h = hashlib.sha256()
-    h.update(f"{FORMAT}:{visible_only}:{sys.version_info[:2]}:{cpu_kind()}".encode())
-    h.update(source.read_bytes())
-    for folder in ("helpers", "checks", "autograder"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            h.update(str(path.relative_to(ROOT)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:24]
+    """The cache key of ``source``'s values: the notebook, the grader's code, this format,
+    the Python version and the CPU's kind (``autograder.fingerprint``)."""
+    kind = f"replay {FORMAT}:{visible_only}:{sys.version_info[:2]}:{cpu_kind()}"
+    return fingerprint(kind, files=[source])
 
 
 def cache_dir() -> Path:

@@ -7,14 +7,14 @@ fingerprint of the grader that gave them. Both engines of ``course.autograde`` (
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from course.config import REPO, Course
+from autograder.fingerprint import fingerprint
+from course.config import Course
 from course.diagnose import diagnose, outcome
 from course.gradebook import Job
 from course.runner import Run, nbgrader_run
@@ -74,16 +74,8 @@ def grader_fingerprint(course: Course, assignment: str) -> str:
 
 @functools.cache  # hashed once per process and assignment: one run grades with one grader
 def _grader_fingerprint(solutions: Path, assignment: str, limits: str) -> str:
-    h = hashlib.sha256(limits.encode())
-    files = sorted((solutions / assignment).rglob("*.ipynb"))
-    for folder in ("helpers", "checks", "autograder"):
-        files += sorted((REPO / folder).rglob("*.py"))
-    files.append(REPO / "nbgrader_config.py")
-    for path in files:
-        if ".ipynb_checkpoints" not in path.parts and path.is_file():
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:24]
+    sources = sorted((solutions / assignment).rglob("*.ipynb"))
+    return fingerprint(f"grader {limits}", files=sources)
 
 
 def write_report(course: Course, results: list[Result]) -> None:

@@ -173,3 +173,28 @@ def test_the_guide_has_one_row_for_each_variable_and_each_setting_with_its_defau
             shown = '""' if value == "" else f"{value:g}"
         assert f"| `{shown}` |" in row, (name, row)
         assert name in st.DESCRIPTIONS
+
+
+def test_the_replay_cache_and_the_report_share_one_fingerprint_of_the_grader(tmp_path, monkeypatch):
+    """Both keys come from ``autograder.fingerprint``: a change to the grader's code changes
+    the replay cache's key of a notebook and the grader recorded with each result."""
+    from autograder import fingerprint, replay
+    from course import grading
+
+    code = tmp_path / "verdicts.py"
+    code.write_text("x = 1\n")
+    monkeypatch.setattr(fingerprint, "grader_code", lambda: [code])
+    (tmp_path / "solutions" / "01_x").mkdir(parents=True)
+    notebook = tmp_path / "solutions" / "01_x" / "x.ipynb"
+    notebook.write_text("{}")
+    course = Course(tmp_path)
+
+    def keys() -> tuple[str, str]:
+        grading._grader_fingerprint.cache_clear()
+        return replay._fingerprint(notebook, False), grader_fingerprint(course, "01_x")
+
+    before = keys()
+    code.write_text("x = 2\n")
+    after = keys()
+    assert before[0] != after[0] and before[1] != after[1]
+    assert len(set(before + after)) == 4  # the replay and the report key different things
