@@ -20,18 +20,15 @@ grades a sample of the same notebooks through the real workflow and checks both 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autograder import kernel_form, pieces, regions, replay, restore, scan, verdicts
+from autograder import cells, kernel_form, pieces, regions, replay, restore, scan, verdicts
 from checks.record import MIME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,21 +106,12 @@ def grade(
 # ---------------------------------------------------------------------------------------
 # In the grading process
 # ---------------------------------------------------------------------------------------
-class CellTimeoutError(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise CellTimeoutError("the cell ran past its time limit")
-
-
 def _run(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> dict[str, list[dict]]:
     """Execute ``nb``'s code cells in one namespace; the outputs of its test cells."""
     import checks
 
-    namespace: dict[str, Any] = {"__name__": "__main__"}
+    namespace = cells.new_namespace()
     outputs: dict[str, list[dict]] = {}
-    signal.signal(signal.SIGALRM, _on_alarm)
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
@@ -134,25 +122,15 @@ def _run(nb: dict[str, Any], tests: dict[str, str], timeout: int) -> dict[str, l
         is_test = grade_id in tests
         if is_test:
             text = tests[grade_id]  # nbgrader restores the test cells, hidden tests included
-        sink: list[dict[str, Any]] = []
-        checks.collect_into(sink)
+        run = cells.run_cell(text, f"cell {grade_id}", namespace, checks.collect_into, timeout)
         error = None
-        signal.alarm(timeout)
-        try:
-            with (
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):
-                exec(compile(text, f"<cell {grade_id}>", "exec"), namespace)
-        except BaseException as err:  # noqa: BLE001 - nbgrader goes on after any error
-            error = {"output_type": "error", "ename": type(err).__name__, "evalue": str(err)}
-        finally:
-            signal.alarm(0)
-            checks.collect_into(None)
+        if run.error is not None:  # nbgrader goes on after any error
+            error = {"output_type": "error", "ename": type(run.error).__name__}
+            error["evalue"] = str(run.error)
         if is_test:
             cell_out = [
                 {"output_type": "display_data", "data": {MIME: json.loads(json.dumps(r))}}
-                for r in sink
+                for r in run.records
             ]
             outputs[grade_id] = cell_out + ([error] if error else [])
     return outputs

@@ -20,9 +20,7 @@ folder into ``exercises/``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fcntl
-import io
 import json
 import os
 import re
@@ -31,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder import regions
+from autograder import cells, regions
 from autograder.fingerprint import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +123,7 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
     from checks.compare import judge
 
     nb = nbformat.read(source, as_version=4)
-    namespace: dict[str, Any] = {"__name__": "__main__"}
+    namespace = cells.new_namespace()
     collected: list[dict[str, Any]] = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -136,18 +134,16 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
         grade_id = meta.get("grade_id", f"cell {index}")
         is_test = regions.is_test_cell(cell)
         code = regions.without_hidden(cell.source) if is_test and visible_only else cell.source
-        sink: list[dict[str, Any]] = []
-        checks.replay_into(sink if is_test else None)
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                exec(compile(_python(code), f"<{source.name}:{grade_id}>", "exec"), namespace)
-        except Exception as err:
+        collect = checks.replay_into if is_test else lambda sink: checks.replay_into(None)
+        run = cells.run_cell(_python(code), f"{source.name}:{grade_id}", namespace, collect)
+        err = run.error
+        if err is not None and not isinstance(err, Exception):
+            raise err  # Ctrl-C, SystemExit: not the solution's failure
+        if err is not None:
             raise ReplayError(
                 f"{source.name}, cell {grade_id!r}: the solution raised {type(err).__name__}: {err}"
             ) from err
-        finally:
-            checks.replay_into(None)
+        sink = run.records
         if is_test:
             if not sink:
                 raise ReplayError(f"{source.name}, test cell {grade_id!r} makes no checks")
