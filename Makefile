@@ -35,7 +35,7 @@ OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check test test-kernels clean distclean
+.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check unit test test-kernels clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -147,8 +147,12 @@ typecheck: $(STAMP) ## Type-check helpers, checks, autograder and course with my
 	$(BIN)/mypy
 
 # The everyday tier: the fast tests of tests/unit; no book build, no browser, no nbval, none
-# of the slow tier (tests/grading, tests/book).
-check: $(STAMP) sandbox-deps lint typecheck ## Everyday check (about 1-2 min): lint, type check, the fast unit tests
+# of the slow tier (tests/grading, tests/book). mypy and the unit tests take one core each, so
+# they run side by side (-O: each one's output in one piece).
+check: $(STAMP) sandbox-deps lint ## Everyday check (under a minute): lint, then type check and the fast unit tests side by side
+	@$(MAKE) --no-print-directory -j2 -O typecheck unit
+
+unit: $(STAMP) ## Only the fast tests (tests/unit)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
 test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels

@@ -3,7 +3,8 @@ does there.
 
 A ``Task`` carries ONE submission as bytes (every file of
 ``submitted/<student>/<assignment>/``, ``timestamp.txt`` included), not a path on a shared
-disk. The worker (``grade_task``) needs only a checkout of the course (``solutions/`` for the
+disk, and the instructor's grading settings (``autograder.settings``, without the gradebook
+URL): the worker grades under them, whatever its own environment says. The worker (``grade_task``) needs only a checkout of the course (``solutions/`` for the
 hidden tests and the replay of the expected checks, ``exercises/``, the ``.venv``: the
 instructor's course root for a thread, a Dask worker's own checkout of the repository) and the
 seed gradebook of the run (SQLite bytes with the assignments and students,
