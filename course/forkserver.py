@@ -56,8 +56,9 @@ for line in requests:
             fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
             os.chdir(job["cwd"])
             os.environ.clear(); os.environ.update(job["env"])
-            with open(os.path.join(os.environ["AFZ_RUN"], "course.json")) as f:
-                cgroup = json.load(f)["grader_cgroup"]
+            run = os.environ.get("AFZ_RUN")
+            course = os.path.join(run, "course.json") if run else None
+            cgroup = json.load(open(course))["grader_cgroup"] if course else []
             for procs in cgroup:  # into the command's own cgroup (course.runner)
                 with open(procs, "w") as f:
                     f.write(str(os.getpid()))
