@@ -1,20 +1,19 @@
 """One grading task: what travels to a worker (a thread here, or a Dask worker), and what it
 does there.
 
-A ``Task`` carries ONE submission as bytes (every file of
-``submitted/<student>/<assignment>/``, ``timestamp.txt`` included), not a path on a shared
-disk, and the instructor's grading settings (``autograder.settings``, without the gradebook
-URL): the worker grades under them, whatever its own environment says. The worker (``grade_task``) needs only a checkout of the course (``solutions/`` for the
-hidden tests and the replay of the expected checks, ``exercises/``, the ``.venv``: the
-instructor's course root for a thread, a Dask worker's own checkout of the repository) and the
-seed gradebook of the run (SQLite bytes with the assignments and students,
+A ``Task`` carries ONE submission as bytes (every file of ``submitted/<student>/<assignment>/``,
+``timestamp.txt`` included), not a path on a shared disk, and the instructor's grading settings
+(``autograder.settings``, without the gradebook URL): the worker grades under them, whatever its
+own environment says. The worker (``grade_task``) needs only a checkout of the course
+(``solutions/`` for the hidden tests and the replay of the expected checks, ``exercises/``, the
+``.venv``: the instructor's course root for a thread, a Dask worker's own checkout of the
+repository) and the seed gradebook of the run (SQLite bytes with the assignments and students,
 shipped once to every worker; a submission graded before travels with its own state,
-``Task.prior``): it makes a temporary course root, writes the submission into it, grades it
-with ``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns
-a ``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
+``Task.prior``): it makes a temporary course root, writes the submission into it, grades it with
+``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns a
+``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
 gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which the
-instructor's side writes into the main gradebook.
-"""
+instructor's side writes into the main gradebook. """
 
 from __future__ import annotations
 
