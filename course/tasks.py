@@ -13,7 +13,8 @@ shipped once to every worker; a submission graded before travels with its own st
 ``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns a
 ``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
 gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which the
-instructor's side writes into the main gradebook. """
+instructor's side writes into the main gradebook.
+"""
 
 from __future__ import annotations
 
