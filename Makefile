@@ -147,13 +147,14 @@ typecheck: $(STAMP) ## Type-check helpers, checks, autograder and course with my
 	$(BIN)/mypy
 
 # The everyday tier: the fast tests of tests/unit; no book build, no browser, no nbval, none
-# of the slow tier (tests/grading, tests/book). mypy and the unit tests take one core each, so
-# they run side by side (-O: each one's output in one piece).
+# of the slow tier (tests/grading, tests/book). mypy runs beside the unit tests, which
+# pytest-xdist spreads over the cores, a test file per process (-O: each one's output whole).
+UNIT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: $(STAMP) sandbox-deps lint ## Everyday check (under a minute): lint, then type check and the fast unit tests side by side
 	@$(MAKE) --no-print-directory -j2 -O typecheck unit
 
-unit: $(STAMP) ## Only the fast tests (tests/unit)
-	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
+	$(PY) -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
