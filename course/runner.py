@@ -120,6 +120,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# A kernel's sockets are named in the run folder's runtime/ ("afz-<pid>-<n>-<port>", at most
+# about 24 bytes with the slashes), and the path of a Unix socket holds at most 107 bytes. Under
+# a deep TMPDIR every kernel would fail to start ("File name too long"): the run folder then
+# goes to /tmp.
+SOCKET_PATH_MAX = 107
+SOCKET_NAME_ROOM = len("/afz-run-12345678/runtime/afz-4194304-999-99")
+
+
+def _short_tempdir() -> str:
+    """The temporary folder for a run folder whose sockets' paths fit (see above)."""
+    tmp = tempfile.gettempdir()
+    if len(os.fsencode(tmp)) + SOCKET_NAME_ROOM <= SOCKET_PATH_MAX:
+        return tmp
+    if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK | os.X_OK):
+        return "/tmp"
+    return tmp  # nothing shorter: the kernel's start fails, diagnosed as the grader's error
+
+
 def nbgrader_env() -> dict[str, str]:
     """This process's environment, with the venv's bin first (nbgrader runs ``alembic``)."""
     env = dict(os.environ)
@@ -170,7 +188,7 @@ def nbgrader_run(
         f"--CourseDirectory.db_url={url or course.gradebook_url}",
     ]
     settings = settings or course.settings
-    with tempfile.TemporaryDirectory(prefix="afz-run-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="afz-run-", dir=_short_tempdir()) as tmp:
         run_dir = Path(tmp)
         env = nbgrader_env()
         env["JUPYTER_RUNTIME_DIR"] = str(run_dir / "runtime")

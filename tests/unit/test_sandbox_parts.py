@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 
 import pytest
 from support import REPO
@@ -175,3 +176,15 @@ def test_the_sandbox_denies_the_system_calls_a_notebook_never_needs(with_filter)
         assert all(line.startswith("DENIED") for line in lines), out.stdout
     else:  # without the filter a user namespace is there for the taking
         assert "ALLOWED unshare(CLONE_NEWUSER)" in lines, out.stdout
+
+
+def test_a_run_folder_under_a_deep_tmpdir_goes_where_socket_paths_fit(tmp_path, monkeypatch):
+    from course import runner
+
+    deep = tmp_path / ("a-deep-temporary-folder-" * 4)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    assert runner._short_tempdir() == "/tmp"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    if len(str(tmp_path)) + runner.SOCKET_NAME_ROOM <= runner.SOCKET_PATH_MAX:
+        assert runner._short_tempdir() == str(tmp_path)
