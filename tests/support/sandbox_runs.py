@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 
 from autograder import sandbox
-from support import REPO
+from support import REPO, own_cgroup
 
 # The tests' limits: lower than the defaults, so an attack that runs away ends sooner.
 TEST_SETTINGS = ("cell_timeout=60", "kernel_memory_mb=2048")
@@ -32,11 +32,17 @@ def run_course(
 
 
 def sandbox_leftovers() -> dict[str, set]:
-    """Processes running as a sandbox user and sandbox cgroups on this machine, now."""
+    """Processes running as a sandbox user and sandbox cgroups, now: those below this test
+    process's own cgroup (``support.own_cgroup``) where it has one, else on the whole machine."""
+    mine = own_cgroup.folders()
     procs = set()
     for p in psutil.process_iter(["pid", "uids", "create_time"]):
-        if p.info["uids"] and p.info["uids"].real >= sandbox.UID_BASE:
-            procs.add((p.info["pid"], p.info["create_time"]))
+        if not (p.info["uids"] and p.info["uids"].real >= sandbox.UID_BASE):
+            continue
+        if mine and not own_cgroup.holds(p.info["pid"]):
+            continue
+        procs.add((p.info["pid"], p.info["create_time"]))
     # kernels' and nbgrader commands' cgroups, in v1's controllers or v2's one tree
-    groups = {p for p in Path("/sys/fs/cgroup").rglob(sandbox.GROUP + "/*") if p.is_dir()}
+    where = mine or [Path("/sys/fs/cgroup")]
+    groups = {p for top in where for p in top.rglob(sandbox.GROUP + "/*") if p.is_dir()}
     return {"processes": procs, "cgroups": groups}
