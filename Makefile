@@ -156,12 +156,19 @@ check: $(STAMP) sandbox-deps lint ## Everyday check (under a minute): lint, then
 unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
 	$(PY) -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile $(PYTEST_ARGS)
 
-test: $(STAMP) browser-deps sandbox-deps postgres-deps lint typecheck book ## Everything (CI): lint, type check, the book, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
-	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(PYTEST_ARGS)
-	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(PYTEST_ARGS)
+# pytest-xdist runs the tests on every core, a whole file per worker process (nbval runs a
+# notebook's cells in order in one kernel; a file's fixtures are built once), the files in the
+# order of tests/conftest.py (the longest first). Each worker sits in a cgroup of its own, so
+# that a test of what grading leaves behind counts only its own processes.
+TEST_JOBS ?= $(UNIT_JOBS)
+XDIST_ARGS = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+test: $(STAMP) browser-deps sandbox-deps postgres-deps lint ## Everything (CI): lint, type check and the book side by side, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
+	@$(MAKE) --no-print-directory -j2 -O typecheck book
+	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(XDIST_ARGS) $(PYTEST_ARGS)
+	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(XDIST_ARGS) $(PYTEST_ARGS)
 
 test-kernels: $(STAMP) ## Only the cpu_kernels tests, with the other kind of kernels (tools/other_kernels.py)
-	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(PYTEST_ARGS)
+	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(XDIST_ARGS) $(PYTEST_ARGS)
 
 # Instructor workflow (nbgrader, see instructor_guide.md): thin wrappers around `python -m course`.
 WORKERS ?= 2

@@ -29,10 +29,53 @@ if TESTS not in sys.path:
 pytest.register_assert_rewrite("support")
 
 
+def pytest_configure(config):
+    # Each test process (pytest-xdist's workers are processes) in a cgroup of its own: what a
+    # grading run left behind is then counted per process (support/own_cgroup.py).
+    from support import own_cgroup
+
+    own_cgroup.join()
+
+
+def pytest_unconfigure(config):
+    from support import own_cgroup
+
+    own_cgroup.leave()
+
+
+# The files that take longest (minutes each, in `make test`), longest first. pytest-xdist hands
+# out whole files (--dist loadfile) in the order of collection: these go first, so that no
+# long file starts when the other worker is nearly done.
+LONGEST_FIRST = (
+    "tests/grading/test_nbgrader.py",
+    "tests/book/test_browser.py",
+    "tests/grading/test_grading_cases.py",
+    "tests/grading/test_distributed.py",
+    "chapters/10_from_2017_to_today.ipynb",
+    "tests/grading/test_sandbox.py",
+    "chapters/05_residual_and_layernorm.ipynb",
+    "tests/grading/test_postgres.py",
+    "chapters/09_putting_it_together.ipynb",
+    "tests/book/test_benchmarks_smoke.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(item.path.is_relative_to(folder) for folder in SLOW_FOLDERS):
             item.add_marker(pytest.mark.slow)
+    root = Path(str(config.rootpath))
+    rank = {root / name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: order within a file
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _share_dry_grading(tmp_path_factory, worker_id):
+    """Under pytest-xdist, the workers share the dry grading of the table (grading_cases)."""
+    import grading_cases
+
+    if worker_id != "master":  # each worker's temporary folder is below the run's
+        grading_cases.SHARED = tmp_path_factory.getbasetemp().parent
 
 
 @pytest.fixture(scope="session")

@@ -19,9 +19,10 @@ through the real nbgrader and checks that both agree. The instructor guide repor
 from __future__ import annotations
 
 import copy
-import functools
+import fcntl
 import importlib.util
 import json
+import pickle
 from pathlib import Path
 
 Edit = tuple[str, str]
@@ -115,10 +116,40 @@ def sample(assignment: str) -> list[str]:
     ]
 
 
-@functools.cache
-def dry_graded(assignment: str) -> dict:
-    """``{name: autograder.dry.Graded}`` for every notebook of the table (once a session)."""
+_DRY: dict[str, dict] = {}  # assignment -> the whole table, dry graded
+# Under pytest-xdist, a folder every worker of the run shares (set by tests/conftest.py).
+SHARED: Path | None = None
+
+
+def dry_graded(assignment: str, names: list[str] | None = None) -> dict:
+    """``{name: autograder.dry.Graded}`` for every notebook of the table, or for ``names`` only.
+
+    The whole table is graded once per run of pytest: pytest-xdist runs
+    tests/grading/test_grading_cases.py and test_nbgrader.py in two processes, and the second
+    to ask waits for the first one's results (a file, under a lock). Outside pytest-xdist,
+    ``names`` alone are graded unless this process has graded the whole table already."""
+    if assignment in _DRY:
+        return _select(_DRY[assignment], names)
+    if SHARED is None:
+        if names is not None:
+            return _grade(assignment, names)
+        _DRY[assignment] = _grade(assignment, None)
+        return _DRY[assignment]
+    shared = SHARED / f"dry-graded-{assignment}.pickle"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not shared.exists():
+            shared.write_bytes(pickle.dumps(_grade(assignment, None)))
+        _DRY[assignment] = pickle.loads(shared.read_bytes())
+    return _select(_DRY[assignment], names)
+
+
+def _grade(assignment: str, names: list[str] | None) -> dict:
     from autograder import dry
 
     nbs, _ = notebooks(assignment)
-    return dry.grade(source(assignment), nbs)
+    return dry.grade(source(assignment), {n: nbs[n] for n in names or nbs})
+
+
+def _select(results: dict, names: list[str] | None) -> dict:
+    return results if names is None else {n: results[n] for n in names}
