@@ -14,26 +14,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path("/sys/fs/cgroup")
+from autograder import sandbox
+
+ROOT = sandbox.CGROUP_ROOT
 CONTROLLERS = ("memory", "pids", "cpu")  # the v1 controllers the sandbox limits with
 _joined: dict[Path, Path] = {}  # this process's cgroup folder -> the parent it came from
 _names: set[str] = set()  # the same folders, as /proc/PID/cgroup names them
 
 
-def _own_paths() -> dict[str, str]:
-    """controller (or "" for v2's one tree) -> this process's cgroup path."""
-    paths = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for c in controllers.split(",") if controllers else [""]:
-            paths[c] = path
-    return paths
-
-
 def join() -> bool:
     """Move this process into a fresh cgroup of its own (every v1 controller the sandbox uses,
     or the v2 tree); False, and nothing changed, where that is not possible."""
-    own = _own_paths()
+    own = sandbox._own_cgroup_paths()  # controller (or "" for v2's one tree) -> path
+    name = f"afz-tests-{os.getpid()}"
     mounts = [ROOT / c for c in CONTROLLERS if c in own and (ROOT / c).is_dir()]
     paths = [(m, own[m.name]) for m in mounts]
     if not paths and "" in own and (ROOT / "cgroup.controllers").exists():
@@ -42,7 +35,6 @@ def join() -> bool:
     try:
         for mount, path in paths:
             parent = mount / path.lstrip("/")
-            name = f"afz-tests-{os.getpid()}"
             mine = parent / name
             mine.mkdir(exist_ok=True)
             made[mine] = parent
@@ -51,7 +43,7 @@ def join() -> bool:
         _leave(made)
         return False
     _joined.update(made)
-    _names.update(f"{path.rstrip('/')}/afz-tests-{os.getpid()}" for _, path in paths)
+    _names.update(f"{path.rstrip('/')}/{name}" for _, path in paths)
     return bool(made)
 
 
