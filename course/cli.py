@@ -3,6 +3,7 @@
     .venv/bin/python -m course release [ASSIGNMENT ...]       # solutions/ -> exercises/
     .venv/bin/python -m course check-release                   # exercises/ == fresh generation?
     .venv/bin/python -m course collect SOURCE [--assignment A] # folder or .zip -> submitted/
+        [--layout canvas|moodle|blackboard|github-classroom|course] [--roster ROSTER.csv]
     .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N] [--scheduler ADDRESS]
     .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
@@ -41,6 +42,7 @@ import sys
 from pathlib import Path
 
 from course.config import REPO, Course, CourseError, load_settings
+from course.lms import LAYOUTS
 
 
 def parser() -> argparse.ArgumentParser:
@@ -66,7 +68,32 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("check-release", help="exercises/ must equal a fresh generation")
     c = sub.add_parser("collect", help="copy a folder or .zip of submissions into submitted/")
     c.add_argument("source", type=Path)
-    c.add_argument("--assignment", help="the source holds <student>/<notebook>.ipynb for this")
+    c.add_argument(
+        "--assignment",
+        help="the assignment of the download (course layout: the source holds "
+        "<student>/<notebook>.ipynb for it; an LMS download: default, told by the notebooks' "
+        "names)",
+    )
+    c.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        help="how the source names its files (default: recognised): canvas, moodle, "
+        "blackboard or github-classroom (an LMS's download), course (<student>/<assignment>/"
+        "<notebook>.ipynb)",
+    )
+    c.add_argument(
+        "--roster",
+        type=Path,
+        help="the class list exported from the LMS (CSV): maps the download's ids, user "
+        "names or e-mails to course ids; imported into the gradebook and kept as roster.csv "
+        "(default: roster.csv of an earlier collect)",
+    )
+    c.add_argument(
+        "--timezone",
+        default="UTC",
+        help="time zone of the times in the download's names (Blackboard), e.g. "
+        "Europe/Berlin (default: UTC)",
+    )
     g = sub.add_parser("autograde", help="autograde submitted/, several submissions at a time")
     g.add_argument("assignments", nargs="*")
     g.add_argument(
@@ -126,7 +153,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.cmd == "collect":
         from course.collect import collect
 
-        collect(args.source, course, args.assignment)
+        collect(
+            args.source,
+            course,
+            args.assignment,
+            layout=args.layout,
+            roster=args.roster,
+            timezone=args.timezone,
+        )
     elif args.cmd == "autograde":
         from course.autograde import autograde
 

@@ -22,6 +22,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from course.config import COURSE_ID, CourseError, check_gradebook_url
@@ -221,3 +222,9 @@ def every_score(url: str) -> list[tuple[str, str, float | None, float]]:
                     score = None
                 rows.append((s.id, a.name, score, a.max_score))
     return rows
+
+
+def due_dates(url: str) -> dict[str, datetime | None]:
+    """{assignment: its due date (naive UTC), or None} for the assignments of the gradebook."""
+    with open_gradebook(url) as gb:
+        return {a.name: a.duedate for a in gb.assignments}

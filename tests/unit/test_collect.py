@@ -327,7 +327,7 @@ def test_nothing_usable_raises_and_says_the_layout(tmp_path):
     with pytest.raises(CourseError, match=r"<student>/<assignment>/<notebook>\.ipynb"):
         collect(src, Course(root))
     assert len(report(root)) == 2  # the report says what was skipped
-    with pytest.raises(CourseError, match="nothing to collect"):
+    with pytest.raises(CourseError, match=r"empty\.zip is empty: it holds no file"):
         collect(make_zip(tmp_path / "empty.zip", []), Course(root))
     with pytest.raises(CourseError, match="does not exist"):
         collect(tmp_path / "missing.zip", Course(root))
