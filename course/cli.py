@@ -7,6 +7,7 @@
     .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N] [--scheduler ADDRESS]
     .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
+    .venv/bin/python -m course grades --format canvas|moodle --assignment A ...  # LMS import
     .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
 
 Autograding runs every notebook in an OS sandbox (``autograder/``: bubblewrap, cgroups,
@@ -127,8 +128,41 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("assignments", nargs="*")
     v = sub.add_parser("validate", help="run a notebook's visible tests (exit 1 on failure)")
     v.add_argument("notebooks", nargs="+", type=Path)
-    e = sub.add_parser("grades", help="export grades as CSV")
-    e.add_argument("--out", type=Path, default=None, help="default: <root>/grades.csv")
+    e = sub.add_parser("grades", help="export grades: CSV, or the import file of Canvas or Moodle")
+    e.add_argument(
+        "--format",
+        choices=("csv", "canvas", "moodle"),
+        default="csv",
+        help="csv: every student and assignment (default); canvas: fill --column of the "
+        "Canvas gradebook export --canvas-export; moodle: Moodle's grade import CSV keyed by "
+        "--key",
+    )
+    e.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: <root>/grades.csv, grades_canvas.csv or grades_moodle.csv",
+    )
+    e.add_argument("--assignment", help="canvas, moodle: the assignment to export")
+    e.add_argument("--canvas-export", type=Path, help="canvas: the gradebook CSV from Canvas")
+    e.add_argument(
+        "--column",
+        help="canvas: its column (e.g. 'Attention 01 (4567)'); moodle: "
+        "the grade column's name (default: the assignment)",
+    )
+    e.add_argument(
+        "--key",
+        choices=("email", "username", "idnumber"),
+        default="email",
+        help="moodle: the identifier Moodle maps the rows by (default: email)",
+    )
+    e.add_argument(
+        "--missing",
+        choices=("empty", "zero"),
+        default="empty",
+        help="canvas, moodle: what a learner without a submission gets (default: empty)",
+    )
+    e.add_argument("--roster", type=Path, help="default: roster.csv of the course root")
     return p
 
 
@@ -185,9 +219,41 @@ def run(args: argparse.Namespace) -> int:
 
         return 0 if validate(args.notebooks, course) else 1
     elif args.cmd == "grades":
-        from course.reports import grades
+        if args.format == "csv":
+            from course.reports import grades
 
-        grades(course, args.out or course.root / "grades.csv")
+            grades(course, args.out or course.root / "grades.csv")
+        else:
+            from course import lms_grades
+
+            if not args.assignment:
+                raise CourseError(f"--format {args.format} needs --assignment")
+            out = args.out or course.root / f"grades_{args.format}.csv"
+            if args.format == "canvas":
+                if not args.canvas_export or not args.column:
+                    raise CourseError(
+                        "--format canvas needs --canvas-export FILE (Canvas: Grades > Export) "
+                        "and --column NAME (the assignment's column in it)"
+                    )
+                lms_grades.canvas(
+                    course,
+                    args.assignment,
+                    args.canvas_export,
+                    args.column,
+                    out,
+                    args.missing,
+                    args.roster,
+                )
+            else:
+                lms_grades.moodle(
+                    course,
+                    args.assignment,
+                    args.key,
+                    out,
+                    args.missing,
+                    args.column,
+                    args.roster,
+                )
     return 0
 
 

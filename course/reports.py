@@ -82,9 +82,10 @@ def _load_json(path: Path, default: list) -> list:
         return default
 
 
-def grades(course: Course, out: Path) -> None:
-    """One row per (student, assignment) of the gradebook: score, max score, outcome and
-    status (from reports/autograde.json); a submission graded with an error scores 0."""
+def score_table(course: Course) -> list[list]:
+    """One row per (student, assignment) of the gradebook: student, assignment, score, max
+    score, outcome and status (from reports/autograde.json), notes; a submission graded with
+    an error scores 0, a student without a submission gets the outcome "no submission"."""
     from course.gradebook import every_score
 
     status = {
@@ -103,11 +104,17 @@ def grades(course: Course, out: Path) -> None:
             score = 0.0
         notes = "; ".join(r["notes"]) if r else ""
         rows.append([student, a, round(score, 2), max_score, outcome, state, notes])
+    return sorted(rows)
+
+
+def grades(course: Course, out: Path) -> None:
+    """grades.csv: the rows of ``score_table``."""
+    rows = score_table(course)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["student", "assignment", "score", "max_score", "outcome", "status", "notes"])
-        w.writerows(sorted(rows))
+        w.writerows(rows)
     print(f"wrote {len(rows)} row(s) to {out}")
     write_summary(course)
 
