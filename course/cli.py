@@ -8,6 +8,7 @@
     .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
     .venv/bin/python -m course grades --format canvas|moodle --assignment A ...  # LMS import
+    .venv/bin/python -m course similarity ASSIGNMENT           # alike solution cells: HTML, CSV
     .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
 
 Autograding runs every notebook in an OS sandbox (``autograder/``: bubblewrap, cgroups,
@@ -128,6 +129,13 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("assignments", nargs="*")
     v = sub.add_parser("validate", help="run a notebook's visible tests (exit 1 on failure)")
     v.add_argument("notebooks", nargs="+", type=Path)
+    m = sub.add_parser(
+        "similarity",
+        help="which learners' solution cells are alike: an HTML report and a CSV, for a "
+        "person to read (never a grade)",
+    )
+    m.add_argument("assignment")
+    m.add_argument("--out", type=Path, help="default: <root>/similarity/<assignment>/")
     e = sub.add_parser("grades", help="export grades: CSV, or the import file of Canvas or Moodle")
     e.add_argument(
         "--format",
@@ -218,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
         from course.validate import validate
 
         return 0 if validate(args.notebooks, course) else 1
+    elif args.cmd == "similarity":
+        from course.similarity import similarity
+
+        similarity(course, args.assignment, args.out)
     elif args.cmd == "grades":
         if args.format == "csv":
             from course.reports import grades

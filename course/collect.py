@@ -509,7 +509,7 @@ def _lms_rows(
 
 def _roster_time(text: str, where: str) -> datetime:
     """A time the roster gives (Moodle: ``Monday, 2 March 2026, 5:00 PM``), naive."""
-    import dateutil.parser  # type: ignore[import-untyped]
+    import dateutil.parser
 
     try:
         return dateutil.parser.parse(text).replace(tzinfo=None)
