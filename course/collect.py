@@ -216,6 +216,14 @@ def collect(
                     f"{KEYS[layout].replace('_', ' ')}: give --roster FILE, the class list "
                     "exported from the LMS (the instructor guide says which export)"
                 )
+            key = KEYS[layout]
+            if not any(getattr(x, key) or (layout == "moodle" and x.name) for x in learners):
+                where = roster or root / "roster.csv"
+                raise CourseError(
+                    f"the roster {where} gives no learner a {layout} {key.replace('_', ' ')}, "
+                    f"which the {layout} download names learners by: export the class list "
+                    "from that LMS (the instructor guide says which export)"
+                )
             rows, candidates, stamps = _lms_rows(
                 source, entries, zf, course, assignment, layout, learners, timezone
             )

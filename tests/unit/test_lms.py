@@ -186,6 +186,10 @@ def test_a_download_of_another_layout_or_an_empty_one_is_refused(tmp_path, capsy
     empty = L.write_zip(tmp_path / "empty.zip", {})
     assert main(["--root", str(root), "collect", str(empty), "--roster", str(roster)]) == 2
     assert "empty.zip is empty" in capsys.readouterr().err
+    canvas_download, _, _ = L.canvas(_fresh(tmp_path, "c"))
+    _, blackboard_export, _ = L.blackboard(_fresh(tmp_path, "b"))
+    with pytest.raises(CourseError, match=r"gc_export\.csv gives no learner a canvas lms user"):
+        collect(canvas_download, Course(root), roster=blackboard_export)  # another LMS's list
     with pytest.raises(CourseError, match="give --roster FILE"):
         collect(download, Course(root))  # no roster, none kept from before
     assert not (root / "gradebook.db").exists() and not (root / "submitted").exists()
