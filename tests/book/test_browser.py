@@ -15,7 +15,13 @@ request that would leave 127.0.0.1 is blocked and makes the page fail. For each 
 
 Both editions are tested: the English one at the site's root and the Chinese one under zh/
 (`make book` builds both). Every page has a visible language switch that leads to the same page
-of the other edition, and every page with Chinese text preloads the font that draws it.
+of the other edition, and every page with Chinese text loads the font that draws it before its
+body. Chromium's own report of the fonts it drew the site title, the sidebar and the headings
+with (DevTools' CSS.getPlatformFontsForNode) shows no Chinese text drawn without a CJK font, over
+HTTP and read from the disk (file://, a few pages of each edition); a copy of a page without its
+font shows that this check fails when the font is missing. The site's own words (print button,
+search box, footer, permalink tooltips) are in the edition's language, and the Chinese edition
+has one title (landing page, sidebar, browser tab).
 
 For the whole book: search finds the positional-encoding chapter for "positional" (and, in the
 Chinese edition, the right chapters for Chinese words typed without spaces), the next/previous
