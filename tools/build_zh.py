@@ -29,7 +29,7 @@ SETTINGS = {
     "language": "zh_CN",
     "locale_dirs": ["locale/"],
     "html_search_language": "zh",
-    "html_title": "从零实现注意力",  # the landing page's title (intro.po),
+    "html_title": "从零实现注意力",  # the landing page's title (intro.po)
 }
 
 

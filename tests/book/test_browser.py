@@ -653,6 +653,54 @@ def test_chinese_edition_has_one_title(browser, base_url):
         assert seen["tab"].endswith(" — " + title), f"zh/{path}: tab {seen['tab']!r}"
 
 
+GLOSSARY_JS = """() => Array.from(document.querySelectorAll("dl.glossary > dt")).map(dt => ({
+    text: dt.firstChild.textContent.trim(),
+    alias: dt.classList.contains("afz-alias"),
+    // the headword this alias belongs to: the first <dt> of its entry
+    entry: (() => { let e = dt; while (e.previousElementSibling &&
+                                       e.previousElementSibling.tagName === "DT") {
+                        e = e.previousElementSibling; }
+                    return e.firstChild.textContent.trim(); })(),
+}))"""
+D2L_ALIASES = {
+    "暂退法": "dropout",
+    "强制教学": "teacher forcing",
+    "层规范化": "layer normalization",
+}
+
+
+def test_chinese_glossary_is_bilingual_with_d2l_aliases_and_a_chinese_index(browser, base_url):
+    page, record = _open(browser, base_url, DESKTOP)
+    try:
+        page.goto(base_url + "zh/glossary.html")
+        terms = page.evaluate(GLOSSARY_JS)
+        page.goto(base_url + "zh/genindex.html")
+        groups = page.eval_on_selector_all(
+            "h2[id]",
+            """hs => Object.fromEntries(hs.map(h => [h.id, Array.from(
+                h.nextElementSibling.querySelectorAll("a strong")).map(e => e.textContent.trim())
+            ]))""",
+        )
+    finally:
+        page.context.close()
+    assert not record.problems(), _problems_message("zh glossary", record.problems())
+    headwords = [t["text"] for t in terms if not t["alias"]]
+    assert len(headwords) == 37, headwords
+    plain = [h for h in headwords if not re.fullmatch(r"[^（]*[\u4e00-\u9fff][^（]*（[^）]+）", h)]
+    assert plain == ["softmax"], f"headwords without 中文（English）: {plain}"
+    aliases = {t["text"]: t["entry"] for t in terms if t["alias"]}
+    for alias, english in D2L_ALIASES.items():
+        assert alias in aliases, f"the d2l-zh name {alias} is not in the Chinese glossary"
+        assert aliases[alias].endswith(f"（{english}）"), (alias, aliases[alias])
+    # the general index: Chinese keys (the bilingual headwords and the aliases) under the
+    # pinyin initial of each
+    keys = {key: letter for letter, group in groups.items() for key in group}
+    assert set(headwords) <= set(keys), sorted(set(headwords) - set(keys))
+    assert all(re.fullmatch(r"[A-Z]", letter) for letter in groups), sorted(groups)
+    expected = {"暂退法": "Z", "强制教学": "Q", "层规范化": "C", "注意力（attention）": "Z"}
+    assert {key: keys.get(key) for key in expected} == expected
+
+
 _SECRETS: list[set[str]] = []
 
 
@@ -755,6 +803,9 @@ def _search(browser: Browser, base_url: str, start: str, query: str) -> list[str
         ("教师强制的暴露偏差", "chapters/07_training_vs_inference.html"),  # no spaces, 的 inside
         ("束搜索 长度惩罚", "chapters/07_training_vs_inference.html"),
         ("softmax 缩放", "chapters/02_attention_by_hand.html"),  # English and Chinese mixed
+        ("暂退法", "glossary.html"),  # d2l-zh's names: aliases in the Chinese glossary
+        ("强制教学", "glossary.html"),
+        ("层规范化", "glossary.html"),
     ],
 )
 def test_chinese_search_finds_chinese_words(browser, base_url, query, expected):
