@@ -35,7 +35,7 @@ OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book browser-deps sandbox-deps postgres-deps lint format typecheck check unit test test-kernels clean distclean
+.PHONY: help venv book pdf pdf-deps browser-deps sandbox-deps postgres-deps lint format typecheck check unit test test-kernels clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -86,6 +86,14 @@ book: $(STAMP) ## Build the HTML book, English in _build/html and Chinese in _bu
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	$(PY) tools/build_zh.py
 
+# The book as two PDFs (English and Chinese) in _build/pdf/, printed by the browser tests'
+# Chromium from the built site (tools/build_pdf.py: the whole edition on one page, math by the
+# site's MathJax, the CJK font embedded, a PDF outline per page of the book). Builds the book
+# first when it is not there; after an edit, `make book pdf`.
+pdf: $(STAMP) browser-deps ## Print both editions to PDF into _build/pdf (Chromium; builds the book first if missing)
+	@test -f _build/html/zh/intro.html || $(MAKE) --no-print-directory book
+	$(PY) tools/build_pdf.py
+
 # After an edit to the English prose: extract its messages, merge them into the Chinese catalogs
 # (new ones empty, changed ones fuzzy), then list what needs translating and any term problems.
 .PHONY: i18n
@@ -107,6 +115,18 @@ browser-deps: ## Install Debian's Chromium for the browser tests if missing (apt
 	fi; \
 	echo "Installing Debian's chromium (for tests/book/test_browser.py)"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+# tests/book/test_pdf.py reads the PDFs back with Debian's poppler tools (pdftotext, pdffonts,
+# pdfinfo, pdftohtml). No-op when installed.
+pdf-deps: ## Install Debian's poppler-utils for the PDF tests if missing (apt-get, needs root)
+	@if command -v pdftotext >/dev/null && command -v pdffonts >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "error: pdftotext/pdffonts are missing and installing them needs root. Run as root:" >&2; \
+		echo "  apt-get update && apt-get install -y poppler-utils" >&2; \
+		exit 1; \
+	fi; \
+	echo "Installing Debian's poppler-utils (for tests/book/test_pdf.py)"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y poppler-utils
 
 # Autograding runs every submission inside bubblewrap (autograder/sandbox.py); setpriv comes
 # with util-linux. No-op when both are installed.
@@ -162,8 +182,9 @@ unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
 # that a test of what grading leaves behind counts only its own processes.
 TEST_JOBS ?= $(UNIT_JOBS)
 XDIST_ARGS = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
-test: $(STAMP) browser-deps sandbox-deps postgres-deps lint ## Everything (CI): lint, type check and the book side by side, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
+test: $(STAMP) browser-deps pdf-deps sandbox-deps postgres-deps lint ## Everything (CI): lint, type check and the book side by side, the PDFs, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
 	@$(MAKE) --no-print-directory -j2 -O typecheck book
+	$(PY) tools/build_pdf.py  # the PDFs of the book just built (tests/book/test_pdf.py)
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(XDIST_ARGS) $(PYTEST_ARGS)
 	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(XDIST_ARGS) $(PYTEST_ARGS)
 

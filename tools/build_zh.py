@@ -8,7 +8,7 @@ _config.yml), with only these settings changed:
 
 - `language`: zh_CN (the translations; `<html lang="zh-CN">`; the theme's own words);
 - `html_search_language`: zh, so the search index is segmented with jieba (_ext/zh_search.py);
-- `html_title`: the edition's title;
+- `html_title`: the edition's title, the same as its landing page's heading (intro.po);
 - its own build folder, _build/zh/ (doctrees hold translated text, and myst-nb writes the
   notebooks' images next to the HTML folder), copied to _build/html/zh/ when the build passes.
 
@@ -29,7 +29,7 @@ SETTINGS = {
     "language": "zh_CN",
     "locale_dirs": ["locale/"],
     "html_search_language": "zh",
-    "html_title": "Attention from Zero（中文版）",
+    "html_title": "从零实现注意力",  # the landing page's title (intro.po)
 }
 
 

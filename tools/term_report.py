@@ -7,7 +7,8 @@ for it, and the other renderings ("variants") that it must not use.
     python tools/term_report.py [--page TEXT] [--all-terms] [--flags-only]
 
 prints, for each page in the book's reading order (intro, chapters, exercises, instructor guide,
-glossary, notes on the article), the glossary concepts it uses (English, Chinese, how often), and
+glossary, notes on the article; then the labels of the Chinese figures,
+locale/zh_CN/figure_labels.po), the glossary concepts it uses (English, Chinese, how often), and
 two kinds of flags:
 
 (a) a variant: a concept rendered another way than the term base's one term, on any page;
@@ -53,6 +54,8 @@ BLANK = [
     r"https?://\S+",
 ]
 TOC = ROOT / "_toc.yml"
+# locale/zh_CN/figure_labels.po: the words of the Chinese figures, reported as one more page
+FIGURE_LABELS = "figure_labels"
 
 
 @dataclass
@@ -120,8 +123,10 @@ def load_terms(path: Path = TERMS) -> TermBase:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     terms = []
     for entry in data["terms"]:
+        # "aliases" (other books' names, shown in the glossary only) are read by
+        # _ext/glossary_aliases.py, not here: in running text they are variants.
         unknown = set(entry) - {"english", "chinese", "glossary", "match", "also", "variants",
-                                "english_forms"}  # fmt: skip
+                                "english_forms", "aliases"}  # fmt: skip
         if unknown:
             raise ValueError(f"{path}: {entry.get('english')!r}: unknown keys {sorted(unknown)}")
         english = entry["english"]
@@ -256,6 +261,11 @@ def read_pages(catalogs: Path = CATALOGS) -> dict[str, list[tuple[str, str]]]:
         page = po.relative_to(catalogs).with_suffix("").as_posix()
         catalog = read_po(po.open("rb"), locale="zh_CN")
         pages[page] = [(m.id, m.string) for m in catalog if m.id and isinstance(m.id, str)]
+    # the labels of the Chinese figures, beside the page catalogs (not a page Sphinx reads)
+    labels = catalogs.parent / f"{FIGURE_LABELS}.po"
+    if labels.is_file():
+        catalog = read_po(labels.open("rb"), locale="zh_CN")
+        pages[FIGURE_LABELS] = [(m.id, m.string) for m in catalog if m.id and m.string]
     order = toc_order()
     ranked = sorted(pages, key=lambda p: (order.index(p) if p in order else len(order), p))
     return {page: pages[page] for page in ranked}

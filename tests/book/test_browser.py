@@ -15,7 +15,13 @@ request that would leave 127.0.0.1 is blocked and makes the page fail. For each 
 
 Both editions are tested: the English one at the site's root and the Chinese one under zh/
 (`make book` builds both). Every page has a visible language switch that leads to the same page
-of the other edition, and every page with Chinese text preloads the font that draws it.
+of the other edition, and every page with Chinese text loads the font that draws it before its
+body. Chromium's own report of the fonts it drew the site title, the sidebar and the headings
+with (DevTools' CSS.getPlatformFontsForNode) shows no Chinese text drawn without a CJK font, over
+HTTP and read from the disk (file://, a few pages of each edition); a copy of a page without its
+font shows that this check fails when the font is missing. The site's own words (print button,
+search box, footer, permalink tooltips) are in the edition's language, and the Chinese edition
+has one title (landing page, sidebar, browser tab).
 
 For the whole book: search finds the positional-encoding chapter for "positional" (and, in the
 Chinese edition, the right chapters for Chinese words typed without spaces), the next/previous
@@ -295,14 +301,10 @@ FACTS_JS = r"""async () => {
             getComputedStyle(a).visibility !== "hidden";
         return {href: a.href, text: a.textContent.trim(), visible: visible};
     });
-    facts.font_preloads = Array.from(
-        document.querySelectorAll('link[rel="preload"][as="font"]')).map(l => l.href);
-    facts.font_faces = Array.from(document.styleSheets).flatMap(sheet => {
-        try { return Array.from(sheet.cssRules); } catch (e) { return []; }
-    }).filter(rule => rule instanceof CSSFontFaceRule &&
-                      /AFZ/.test(rule.style.getPropertyValue("font-family")))
-      .map(rule => new URL(rule.style.getPropertyValue("src").match(/url\("?([^")]+)"?\)/)[1],
-                           rule.parentStyleSheet.href || document.baseURI).href);
+    facts.font_faces = Array.from(document.fonts).filter(f => /AFZ/.test(f.family))
+        .map(f => f.status);
+    const firstScript = document.head.querySelector("script[src]");
+    facts.first_script = firstScript ? firstScript.src : null;
     facts.lang = document.documentElement.lang;
     facts.scroll_width = document.documentElement.scrollWidth;
     facts.inner_width = window.innerWidth;
@@ -362,10 +364,70 @@ def visit(browser: Browser, base_url: str, path: str, mobile: bool = False) -> V
             page.goto(record.url, wait_until="load")
             _settle(page)
             record.facts = page.evaluate(FACTS_JS)
+            if not mobile:
+                record.facts["unrendered"] = unrendered_chinese(page)
         finally:
             page.context.close()
         _VISITS[key] = record
     return _VISITS[key]
+
+
+# The places a reader sees first: the site title and the entries of the sidebar, the headings.
+GLYPH_SELECTORS = ".navbar-brand, .navbar-brand *, .bd-sidenav a, h1, h2, h3, .toctree-l1 a"
+MARK_GLYPH_TARGETS_JS = r"""selector => {
+    const cjk = /[\u3001-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uffef]/g;
+    let n = 0;
+    for (const el of document.querySelectorAll(selector)) {
+        // the Chinese characters of the element's own text (its child text nodes)
+        const own = Array.from(el.childNodes).filter(c => c.nodeType === Node.TEXT_NODE)
+            .map(c => c.textContent).join("");
+        const chars = own.match(cjk);
+        const box = el.getBoundingClientRect();
+        if (!chars || box.width === 0 || box.height === 0 || !el.checkVisibility()) continue;
+        el.setAttribute("data-afz-cjk", String(chars.length));
+        el.setAttribute("data-afz-text", own.trim().slice(0, 40));
+        n += 1;
+    }
+    return n;
+}"""
+
+
+def unrendered_chinese(page: Page) -> list[str]:
+    """Title, sidebar and heading text whose Chinese characters the browser did not draw with a
+    real CJK font: what Chromium itself reports it used to draw each element's text (DevTools'
+    CSS.getPlatformFontsForNode, the fonts of the actual layout, not a fresh drawing).
+
+    Without a system CJK font (as on the test machine), only the book's own font has these
+    glyphs; text laid out while that font was missing is drawn with a font that lacks them
+    (DejaVu Sans's empty box) and is reported here, even if the font arrived later.
+    """
+    if not page.evaluate(MARK_GLYPH_TARGETS_JS, GLYPH_SELECTORS):
+        return []
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-afz-cjk]"})
+        problems = []
+        for node in nodes["nodeIds"]:
+            flat = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
+            attributes = dict(zip(flat[::2], flat[1::2], strict=True))
+            fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+            if not fonts:  # not drawn at all (inside a closed <details>, say)
+                continue
+            cjk_glyphs = sum(f["glyphCount"] for f in fonts if _is_cjk_font(f["familyName"]))
+            if cjk_glyphs < int(attributes["data-afz-cjk"]):
+                used = ", ".join(f"{f['familyName']} ({f['glyphCount']})" for f in fonts)
+                problems.append(f"{attributes['data-afz-text']!r} drawn with {used}")
+        return problems
+    finally:
+        cdp.detach()
+
+
+def _is_cjk_font(family: str) -> bool:
+    """A font that has the book's Chinese characters (the book's own subset is Noto Sans CJK)."""
+    return bool(re.search(r"CJK|Han Sans|WenQuanYi|Droid Sans Fallback", family, re.IGNORECASE))
 
 
 def _problems_message(path: str, problems: list[str]) -> str:
@@ -460,15 +522,183 @@ def test_page_links_to_itself_in_the_other_edition(browser, base_url, path):
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page_with_chinese_text_preloads_its_font(browser, base_url, path):
-    """Chromium keeps drawing boxes for text laid out before a web font arrives."""
+def test_page_with_chinese_text_loads_its_font_before_the_body(browser, base_url, path):
+    """Chromium keeps drawing boxes for text laid out before a web font arrives: the font comes
+    from a script at the very start of the head (_ext/cjk_webfont.py), loaded before any text."""
     facts = visit(browser, base_url, path).facts
     if not facts["cjk_chars"]:
         return
-    assert facts["font_faces"], f"{path}: Chinese text but no @font-face (cjk-font.css)"
-    assert set(facts["font_faces"]) <= set(facts["font_preloads"]), (
-        f"{path}: fonts {facts['font_faces']} are not preloaded ({facts['font_preloads']})"
+    assert (facts["first_script"] or "").endswith("_static/cjk-font.js"), (
+        f"{path}: Chinese text, but the head's first script is {facts['first_script']!r}, not "
+        "_static/cjk-font.js"
     )
+    assert facts["font_faces"] == ["loaded"], f"{path}: the book's CJK font: {facts['font_faces']}"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_title_sidebar_and_headings_are_drawn_with_a_cjk_font(browser, base_url, path):
+    unrendered = visit(browser, base_url, path).facts["unrendered"]
+    assert not unrendered, f"{path}: Chinese text drawn as empty boxes: {unrendered[:5]}"
+
+
+# Read from the disk, as the README says (file://): the same checks on a few pages per edition.
+FROM_DISK = [INTRO, HAND_CALCULATION, "glossary.html", "exercises/01_attention/attention.html"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+@pytest.mark.parametrize("path", FROM_DISK)
+def test_page_read_from_the_disk_renders_its_chinese_text_and_math(browser, edition, path):
+    _check_site()
+    target = SITE / edition / path
+    assert target.is_file(), f"{target} is not in the built site"
+    page, record = _open(browser, SITE.as_uri() + "/", DESKTOP)  # only file:// may load
+    try:
+        record.url = target.as_uri()
+        page.goto(record.url, wait_until="load")
+        _settle(page)
+        facts = page.evaluate(FACTS_JS)
+        unrendered = unrendered_chinese(page)
+    finally:
+        page.context.close()
+    where = f"{edition}{path} (file://)"
+    assert not record.problems(), _problems_message(where, record.problems())
+    assert facts["cjk_chars"], f"{where}: no Chinese text at all (the language switch has some)"
+    assert not unrendered, f"{where}: Chinese text drawn as empty boxes: {unrendered[:5]}"
+    assert not facts["tofu"], f"{where}: characters drawn as empty boxes: {facts['tofu'][:10]}"
+    assert not facts["untypeset"], f"{where}: formulas not typeset: {facts['untypeset'][:5]}"
+
+
+def test_unrendered_chinese_finds_text_drawn_without_the_font(browser, base_url, tmp_path):
+    """The glyph check fails when the font is missing: the Chinese intro with the script that
+    adds the book's CJK font left out, read from the disk."""
+    _check_site()
+    broken = tmp_path / "zh"
+    html = (SITE / "zh" / INTRO).read_text(encoding="utf-8")
+    script = re.search(r'<script src="[^"]*cjk-font\.js"></script>', html)
+    assert script, "the Chinese intro does not load _static/cjk-font.js"
+    broken.mkdir()
+    (broken / INTRO).write_text(html.replace(script.group(0), ""), encoding="utf-8")
+    (broken / "_static").symlink_to(SITE / "zh" / "_static")
+    page, record = _open(browser, tmp_path.as_uri() + "/", DESKTOP)
+    try:
+        page.goto((broken / INTRO).as_uri(), wait_until="load")
+        _settle(page)
+        unrendered = unrendered_chinese(page)
+    finally:
+        page.context.close()
+    assert any("从零" in item for item in unrendered), (
+        f"without its font, the sidebar title should be reported: {unrendered}"
+    )
+
+
+# The theme's, Sphinx's and Jupyter Book's own words on a page of each edition: what a reader
+# sees or hovers (the print button, the search box, the footer, the permalink tooltips).
+SITE_WORDS_JS = """() => {
+    const words = [document.title, document.body.innerText];
+    // Bootstrap moves a tooltip's title to data-bs-original-title once it is set up
+    const names = ["title", "aria-label", "placeholder", "data-bs-original-title"];
+    for (const el of document.querySelectorAll(names.map(n => `[${n}]`).join(", "))) {
+        for (const name of names) {
+            if (el.hasAttribute(name)) words.push(el.getAttribute(name));
+        }
+    }
+    return words.join("\\n");
+}"""
+SITE_WORDS = {
+    "": (["Print to PDF", "Search this book...", "© Copyright 2026.", "Link to this heading"], []),
+    "zh/": (
+        ["打印为 PDF", "搜索本书……", "© 版权所有 2026。", "链接到本标题", "链接到本术语"],
+        ["列印", "Print to PDF", "Search this book", "Copyright", "Link to this", "et al."],
+    ),
+}
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_site_words_are_in_the_edition_language(browser, base_url, edition):
+    words = ""
+    for path in (INTRO, "glossary.html"):  # the glossary has the term permalinks
+        page, record = _open(browser, base_url, DESKTOP)
+        try:
+            page.goto(base_url + edition + path)
+            _settle(page)
+            words += page.evaluate(SITE_WORDS_JS)
+        finally:
+            page.context.close()
+        assert not record.problems(), _problems_message(edition + path, record.problems())
+    wanted, unwanted = SITE_WORDS[edition]
+    missing = [w for w in wanted if w not in words]
+    assert not missing, f"{edition or 'en/'}: these site words are missing: {missing}"
+    found = [w for w in unwanted if w in words]
+    assert not found, f"{edition}: words of another language or region: {found}"
+
+
+def test_chinese_edition_has_one_title(browser, base_url):
+    """The landing page's heading, the sidebar's site title and every tab title agree."""
+    titles = {}
+    for path in (INTRO, HAND_CALCULATION):
+        page, record = _open(browser, base_url, DESKTOP)
+        try:
+            page.goto(base_url + "zh/" + path)
+            titles[path] = page.evaluate(
+                """() => ({tab: document.title,
+                          site: document.querySelector(".navbar-brand").innerText.trim(),
+                          h1: document.querySelector("h1").firstChild.textContent.trim()})"""
+            )
+        finally:
+            page.context.close()
+    title = titles[INTRO]["h1"]
+    assert re.search(r"[\u4e00-\u9fff]", title), f"the landing page's heading {title!r}"
+    for path, seen in titles.items():
+        assert seen["site"] == title, f"zh/{path}: sidebar title {seen['site']!r} != {title!r}"
+        assert seen["tab"].endswith(" — " + title), f"zh/{path}: tab {seen['tab']!r}"
+
+
+GLOSSARY_JS = """() => Array.from(document.querySelectorAll("dl.glossary > dt")).map(dt => ({
+    text: dt.firstChild.textContent.trim(),
+    alias: dt.classList.contains("afz-alias"),
+    // the headword this alias belongs to: the first <dt> of its entry
+    entry: (() => { let e = dt; while (e.previousElementSibling &&
+                                       e.previousElementSibling.tagName === "DT") {
+                        e = e.previousElementSibling; }
+                    return e.firstChild.textContent.trim(); })(),
+}))"""
+D2L_ALIASES = {
+    "暂退法": "dropout",
+    "强制教学": "teacher forcing",
+    "层规范化": "layer normalization",
+}
+
+
+def test_chinese_glossary_is_bilingual_with_d2l_aliases_and_a_chinese_index(browser, base_url):
+    page, record = _open(browser, base_url, DESKTOP)
+    try:
+        page.goto(base_url + "zh/glossary.html")
+        terms = page.evaluate(GLOSSARY_JS)
+        page.goto(base_url + "zh/genindex.html")
+        groups = page.eval_on_selector_all(
+            "h2[id]",
+            """hs => Object.fromEntries(hs.map(h => [h.id, Array.from(
+                h.nextElementSibling.querySelectorAll("a strong")).map(e => e.textContent.trim())
+            ]))""",
+        )
+    finally:
+        page.context.close()
+    assert not record.problems(), _problems_message("zh glossary", record.problems())
+    headwords = [t["text"] for t in terms if not t["alias"]]
+    assert len(headwords) == 37, headwords
+    plain = [h for h in headwords if not re.fullmatch(r"[^（]*[\u4e00-\u9fff][^（]*（[^）]+）", h)]
+    assert plain == ["softmax"], f"headwords without 中文（English）: {plain}"
+    aliases = {t["text"]: t["entry"] for t in terms if t["alias"]}
+    for alias, english in D2L_ALIASES.items():
+        assert alias in aliases, f"the d2l-zh name {alias} is not in the Chinese glossary"
+        assert aliases[alias].endswith(f"（{english}）"), (alias, aliases[alias])
+    # the general index: Chinese keys (the bilingual headwords and the aliases) under the
+    # pinyin initial of each
+    keys = {key: letter for letter, group in groups.items() for key in group}
+    assert set(headwords) <= set(keys), sorted(set(headwords) - set(keys))
+    assert all(re.fullmatch(r"[A-Z]", letter) for letter in groups), sorted(groups)
+    expected = {"暂退法": "Z", "强制教学": "Q", "层规范化": "C", "注意力（attention）": "Z"}
+    assert {key: keys.get(key) for key in expected} == expected
 
 
 _SECRETS: list[set[str]] = []
@@ -573,6 +803,9 @@ def _search(browser: Browser, base_url: str, start: str, query: str) -> list[str
         ("教师强制的暴露偏差", "chapters/07_training_vs_inference.html"),  # no spaces, 的 inside
         ("束搜索 长度惩罚", "chapters/07_training_vs_inference.html"),
         ("softmax 缩放", "chapters/02_attention_by_hand.html"),  # English and Chinese mixed
+        ("暂退法", "glossary.html"),  # d2l-zh's names: aliases in the Chinese glossary
+        ("强制教学", "glossary.html"),
+        ("层规范化", "glossary.html"),
     ],
 )
 def test_chinese_search_finds_chinese_words(browser, base_url, query, expected):

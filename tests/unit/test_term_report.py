@@ -44,7 +44,25 @@ def test_every_page_is_reported_in_reading_order():
     pages = [page.page for page in term_report.report()]
     assert pages[:3] == ["intro", "chapters/01_why_attention", "chapters/02_attention_by_hand"]
     assert pages.index("exercises") < pages.index("exercises/01_attention/attention")
-    assert len(pages) == len(list(term_report.CATALOGS.rglob("*.po")))
+    assert len(pages) == len(list(term_report.CATALOGS.rglob("*.po"))) + 1
+    # after the book's pages, with the catalogs of the site's own words (sphinx, booktheme)
+    assert pages.index(term_report.FIGURE_LABELS) > pages.index("notes_on_the_article")
+
+
+def test_the_figure_labels_are_scanned_too(tmp_path):
+    """A variant in a figure's label (locale/zh_CN/figure_labels.po) is flagged as on a page."""
+    catalogs = tmp_path / "LC_MESSAGES"
+    shutil.copytree(term_report.CATALOGS, catalogs, ignore=shutil.ignore_patterns("*.mo"))
+    labels = term_report.CATALOGS.parent / "figure_labels.po"
+    text = labels.read_text(encoding="utf-8")
+    assert 'msgstr "最后一个输出对前面每个词元的依赖程度"' in text
+    assert flags(catalogs) == []  # no label file: nothing to flag
+    planted = text.replace("前面每个词元的依赖程度", "前面每个词元的依赖程度（前向计算）", 1)
+    (tmp_path / "figure_labels.po").write_text(planted, encoding="utf-8")
+    found = flags(catalogs)
+    assert [(f.page, f.kind, f.term.english) for f in found] == [
+        (term_report.FIGURE_LABELS, "a", "forward pass")
+    ], found
 
 
 def test_the_term_base_is_the_glossary(base):
