@@ -82,9 +82,25 @@ lock: $(STAMP) ## Regenerate the lock requirements.txt from pyproject.toml (pip-
 # Two editions from one source: English in _build/html/, Chinese in _build/html/zh/ (the prose
 # from locale/zh_CN/LC_MESSAGES/, code, outputs and figures from the same notebooks).
 book: $(STAMP) ## Build the HTML book, English in _build/html and Chinese in _build/html/zh (warnings are errors; notebooks are not executed)
+	@mkdir -p _build && touch _build/.book-started
 	rm -f _build/html/searchindex.js  # Sphinx would merge the new index into the stale one
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	$(PY) tools/build_zh.py
+	@mv _build/.book-started $(BOOK_STAMP)
+
+# `make test` builds the book only when it is older than its sources: after `make book` (the
+# README's first command) it is not built twice. $(BOOK_STAMP) carries the time the last whole
+# build started; any file of the project newer than that (tests, caches and outputs aside), or a
+# newer .venv, means the book is out of date.
+BOOK_STAMP := _build/.book-built
+NOT_BOOK_INPUTS := -path ./.git -o -path ./_build -o -path ./$(VENV) -o -path ./tests \
+	-o -path ./benchmarks/out -o -name __pycache__ -o -name '.*_cache' -o -name '*.egg-info'
+BOOK_STALE = test ! -f $(BOOK_STAMP) -o $(STAMP) -nt $(BOOK_STAMP) \
+	-o -n "$$(find . \( $(NOT_BOOK_INPUTS) \) -prune -o -type f -newer $(BOOK_STAMP) -print -quit)"
+.PHONY: book-if-stale
+book-if-stale: $(STAMP)
+	@if $(BOOK_STALE); then $(MAKE) --no-print-directory book; \
+	else echo "_build/html is up to date with its sources: not built again"; fi
 
 # The book as two PDFs (English and Chinese) in _build/pdf/, printed by the browser tests'
 # Chromium from the built site (tools/build_pdf.py: the whole edition on one page, math by the
@@ -180,13 +196,25 @@ unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
 # notebook's cells in order in one kernel; a file's fixtures are built once), the files in the
 # order of tests/conftest.py (the longest first). Each worker sits in a cgroup of its own, so
 # that a test of what grading leaves behind counts only its own processes.
+#
+# `make test` runs its parts side by side (make -j3 -O: each part's output whole, when it ends),
+# since much of a grading test is waiting for kernels, and one pass alone leaves a core idle:
+# the type check; the book when stale, then every test with this machine's kernels (the book
+# tests read the site; tests/book/test_pdf.py prints the PDFs from it); and the cpu_kernels
+# tests with the other kind of kernels, which need no book and start at once, on one worker.
 TEST_JOBS ?= $(UNIT_JOBS)
+KERNEL_JOBS ?= 1
 XDIST_ARGS = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
-test: $(STAMP) browser-deps pdf-deps sandbox-deps postgres-deps lint ## Everything (CI): lint, type check and the book side by side, the PDFs, every test (slow tier included) and nbval, then the cpu_kernels tests with other kernels
-	@$(MAKE) --no-print-directory -j2 -O typecheck book
-	$(PY) tools/build_pdf.py  # the PDFs of the book just built (tests/book/test_pdf.py)
+.PHONY: test-native test-other-kernels
+test: $(STAMP) browser-deps pdf-deps sandbox-deps postgres-deps lint ## Everything (CI): lint; then side by side the type check, the book if stale, every test (slow tier included) and nbval, and the cpu_kernels tests with other kernels
+	@$(MAKE) --no-print-directory -j3 -O typecheck test-native test-other-kernels
+
+test-native: book-if-stale
 	$(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) $(XDIST_ARGS) $(PYTEST_ARGS)
-	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(XDIST_ARGS) $(PYTEST_ARGS)
+
+test-other-kernels: $(STAMP)
+	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels \
+		-n $(KERNEL_JOBS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-kernels: $(STAMP) ## Only the cpu_kernels tests, with the other kind of kernels (tools/other_kernels.py)
 	env $(OTHER_KERNELS) $(PY) -m pytest $(TEST_PATHS) $(NBVAL_ARGS) -m cpu_kernels $(XDIST_ARGS) $(PYTEST_ARGS)

@@ -55,6 +55,7 @@ LONGEST_FIRST = (
     "tests/grading/test_sandbox.py",
     "chapters/05_residual_and_layernorm.ipynb",
     "tests/grading/test_postgres.py",
+    "tests/book/test_pdf.py",
     "chapters/09_putting_it_together.ipynb",
     "tests/book/test_benchmarks_smoke.py",
 )

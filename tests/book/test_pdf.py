@@ -1,7 +1,9 @@
 """The book's PDFs (`make pdf`, tools/build_pdf.py), read back with Debian's poppler tools.
 
 `make pdf-deps` installs poppler-utils (pdftotext, pdffonts, pdfinfo, pdftohtml) with apt-get.
-For each edition's PDF in _build/pdf/ (written from the built site in _build/html):
+The PDFs are printed here, once per test run, by tools/build_pdf.py from the built site in
+_build/html (what `make pdf` writes into _build/pdf/); with BOOK_PDF_DIR set, the PDFs in that
+folder are read instead. For each edition's PDF:
 
 - every page of _toc.yml is in it, with its title (as the built site shows it, English or
   Chinese) in the text and as a top-level bookmark of the PDF outline, in reading order;
@@ -13,7 +15,7 @@ For each edition's PDF in _build/pdf/ (written from the built site in _build/htm
   page printed by the same Chromium with code that is not wrapped;
 - the page count is plausible for the book (not a few pages, not thousands).
 
-Environment: BOOK_PDF_DIR (default _build/pdf), BOOK_SITE_DIR (default _build/html).
+Environment: BOOK_PDF_DIR (default: print them here), BOOK_SITE_DIR (default _build/html).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from support.book import EXERCISES, SOLUTIONS, released_source
 from course.leaks import find_leaks, notebook_text, secret_lines
 
 ROOT = Path(__file__).resolve().parents[2]
-PDFS = Path(os.environ.get("BOOK_PDF_DIR", ROOT / "_build" / "pdf")).resolve()
+GIVEN_PDFS = os.environ.get("BOOK_PDF_DIR")
 SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html")).resolve()
 CHROMIUM = "/usr/bin/chromium"
 EDITIONS = {"en": ("", "attention-from-zero-en.pdf"), "zh": ("zh/", "attention-from-zero-zh.pdf")}
@@ -98,11 +100,26 @@ class Book:
 _BOOKS: dict[str, Book] = {}
 
 
+@pytest.fixture(scope="module")
+def pdfs(tmp_path_factory) -> Path:
+    """The folder of both PDFs: BOOK_PDF_DIR, or both editions printed now from the site."""
+    if GIVEN_PDFS:
+        return Path(GIVEN_PDFS).resolve()
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_pdf
+
+    out = tmp_path_factory.mktemp("pdf")
+    build_pdf.build(SITE, out)
+    return out
+
+
 @pytest.fixture(params=list(EDITIONS), ids=list(EDITIONS))
-def book(request) -> tuple[str, Book]:
+def book(request, pdfs) -> tuple[str, Book]:
     """(edition folder, its PDF read back), checked to be newer than the built site."""
     edition, name = EDITIONS[request.param]
-    path = PDFS / name
+    path = pdfs / name
     if not path.is_file():
         pytest.fail(f"no {path}: run `make pdf` (after `make book`)")
     site_page = SITE / edition / "intro.html"
