@@ -90,11 +90,13 @@ book: $(STAMP) ## Build the HTML book, English in _build/html and Chinese in _bu
 
 # `make test` builds the book only when it is older than its sources: after `make book` (the
 # README's first command) it is not built twice. $(BOOK_STAMP) carries the time the last whole
-# build started; any file of the project newer than that (tests, caches and outputs aside), or a
-# newer .venv, means the book is out of date.
+# build started; any file of the project newer than that (tests, caches and outputs aside: the
+# build itself compiles the catalogs into .mo files), or a newer .venv, means the book is out of
+# date.
 BOOK_STAMP := _build/.book-built
 NOT_BOOK_INPUTS := -path ./.git -o -path ./_build -o -path ./$(VENV) -o -path ./tests \
-	-o -path ./benchmarks/out -o -name __pycache__ -o -name '.*_cache' -o -name '*.egg-info'
+	-o -path ./benchmarks/out -o -name __pycache__ -o -name '.*_cache' -o -name '*.egg-info' \
+	-o -name '*.mo'
 BOOK_STALE = test ! -f $(BOOK_STAMP) -o $(STAMP) -nt $(BOOK_STAMP) \
 	-o -n "$$(find . \( $(NOT_BOOK_INPUTS) \) -prune -o -type f -newer $(BOOK_STAMP) -print -quit)"
 .PHONY: book-if-stale
