@@ -1,6 +1,6 @@
 """`python -m course similarity`: only the learners' own code is compared.
 
-Quick: a few notebooks of exercise 01 (tests/grading/test_similarity.py ranks a class of 53
+Quick: a few notebooks of exercise 01 (tests/grading/test_similarity_report.py ranks a class of 53
 and opens the report in Chromium).
 """
 
