@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,14 +106,21 @@ def pdfs(tmp_path_factory) -> Path:
     """The folder of both PDFs: BOOK_PDF_DIR, or both editions printed now from the site."""
     if GIVEN_PDFS:
         return Path(GIVEN_PDFS).resolve()
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import build_pdf
-
     out = tmp_path_factory.mktemp("pdf")
-    build_pdf.build(SITE, out)
+    _playwright_apart(
+        [str(ROOT / "tools" / "build_pdf.py"), "--site", str(SITE), "--out", str(out)]
+    )
     return out
+
+
+def _playwright_apart(args: list[str]) -> None:
+    """Run a Python script that drives Chromium in a process of its own: Playwright's sync API
+    refuses to start where another sync session is open, as test_browser.py's is for the whole
+    session when pytest-xdist gives both files to one worker."""
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, (
+        f"{' '.join(args)}:\n{result.stdout[-2000:]}{result.stderr[-3000:]}"
+    )
 
 
 @pytest.fixture(params=list(EDITIONS), ids=list(EDITIONS))
@@ -208,19 +216,23 @@ def test_no_word_is_cut_at_the_page_edge(book):
 
 def test_the_edge_check_finds_code_that_is_not_wrapped(tmp_path):
     """The check above fails on a PDF whose code runs off the page (same Chromium, no wrap)."""
-    from playwright.sync_api import sync_playwright
-
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} not found: run `make browser-deps`")
     line = " ".join(f"token_{i:03d}" for i in range(40))
     page_file = tmp_path / "wide.html"
     page_file.write_text(f"<pre style='white-space: pre'>{line}</pre>", encoding="utf-8")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.goto(page_file.as_uri())
-        page.pdf(path=str(tmp_path / "wide.pdf"), format="A4")
-        browser.close()
+    printer = tmp_path / "print_wide.py"
+    printer.write_text(
+        "from playwright.sync_api import sync_playwright\n"
+        "with sync_playwright() as playwright:\n"
+        "    browser = playwright.chromium.launch(\n"
+        f"        executable_path={CHROMIUM!r}, args=['--no-sandbox'])\n"
+        "    page = browser.new_page()\n"
+        f"    page.goto({page_file.as_uri()!r})\n"
+        f"    page.pdf(path={str(tmp_path / 'wide.pdf')!r}, format='A4')\n"
+        "    browser.close()\n"
+    )
+    _playwright_apart([str(printer)])
     bbox = _poppler("pdftotext", "-bbox", str(tmp_path / "wide.pdf"), "-")
     assert "token_000" in bbox
     assert _words_past_the_edge(bbox), "a line wider than the page was not reported"
