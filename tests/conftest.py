@@ -80,6 +80,23 @@ def _share_dry_grading(tmp_path_factory, worker_id):
 
 
 @pytest.fixture(scope="session")
+def browser():
+    """Chromium under Playwright, one per worker process for the whole session (see
+    support/chromium.py for why no test starts a Playwright of its own)."""
+    from playwright.sync_api import sync_playwright
+    from support.chromium import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} not found: run `make browser-deps` (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
 def grading_env():
     """No AFZ_GRADEBOOK_URL of the caller's for the rest of the session (the grading tests
     grade into their own gradebooks); the caller's settings are put back at the end."""

@@ -29,13 +29,14 @@ from pathlib import Path
 
 import pytest
 from support.book import EXERCISES, SOLUTIONS, released_source
+from support.chromium import CHROMIUM
 
 from course.leaks import find_leaks, notebook_text, secret_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 GIVEN_PDFS = os.environ.get("BOOK_PDF_DIR")
 SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html")).resolve()
-CHROMIUM = "/usr/bin/chromium"
+
 EDITIONS = {"en": ("", "attention-from-zero-en.pdf"), "zh": ("zh/", "attention-from-zero-zh.pdf")}
 PAGE_RANGE = (150, 800)  # the book printed on A4 has about 300 pages in each language
 RAW_TEX = re.compile(r"\\(frac|sqrt|begin\{|mathrm|operatorname|text\{)|\$\$")

@@ -12,12 +12,10 @@ import subprocess
 import sys
 
 import pytest
+from support.chromium import CHROMIUM
 from support.feedback import ATTACK_HTML
 
 from course.reports import seal
-
-CHROMIUM = "/usr/bin/chromium"
-
 
 # Run in a process of its own: the browser tests of tests/book/test_browser.py keep Playwright's
 # sync API open for the whole session, and it cannot be opened twice in one process.

@@ -12,19 +12,16 @@ from __future__ import annotations
 import csv
 import math
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from playwright.sync_api import sync_playwright
 from support import similar_class as S
 from support.submissions import A1, make_root
 
 from course.cli import main
 from course.similarity import LISTED
 
-CHROMIUM = "/usr/bin/chromium"
 SIGNATURES = [
     "def softmax(x, axis=-1):",
     "def attention_numpy(Q, K, V):",
@@ -96,17 +93,12 @@ def test_every_planted_pair_ranks_above_every_honest_pair(ranked):
     print("best honest:", max(v for k, v in scores.items() if k not in planted))
 
 
-def test_the_report_opens_in_chromium_without_console_errors(ranked):
+def test_the_report_opens_in_chromium_without_console_errors(ranked, browser):
     root, rows, _ = ranked
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: run `make browser-deps` (apt-get install chromium)")
     page_file = root / "similarity" / A1 / "report.html"
     problems: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True
-        )
-        page = browser.new_page()
+    page = browser.new_page()
+    try:
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
@@ -116,5 +108,6 @@ def test_the_report_opens_in_chromium_without_console_errors(ranked):
         assert f"{rows[0]['student_a']} and {rows[0]['student_b']}" in first
         assert page.locator("#pair-1 mark").count() > 0  # the shared passages are marked
         assert "never a grade" in page.locator(".note").inner_text()
-        browser.close()
+    finally:
+        page.close()
     assert problems == []

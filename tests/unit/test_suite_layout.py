@@ -1,5 +1,6 @@
 """The suite's own layout: what would break `make test` long after `make check` passed."""
 
+import ast
 from collections import defaultdict
 from pathlib import Path
 
@@ -15,3 +16,18 @@ def test_no_two_test_modules_share_a_file_name():
         where[path.name].append(str(path.relative_to(TESTS)))
     clashes = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert clashes == {}, f"rename one of each: {clashes}"
+
+
+def test_only_the_session_fixture_starts_playwright_in_a_test_process():
+    """A second sync_playwright() on an xdist worker that already ran a browser test is refused
+    ("Sync API inside the asyncio loop"), depending on which tests that worker drew: a test
+    module takes the `browser` fixture of tests/conftest.py, or starts Playwright in a script
+    run as a process of its own (a string handed to `python -c`)."""
+    starts = []
+    for path in TESTS.rglob("*.py"):
+        if path == TESTS / "conftest.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and "sync_playwright" in ast.unparse(node.func):
+                starts.append(f"{path.relative_to(TESTS)}:{node.lineno}")
+    assert starts == [], "use the `browser` fixture (tests/conftest.py) instead: " + str(starts)
