@@ -24,7 +24,6 @@ empty, so the LMS keeps its own value, or 0), never dropped; each export prints 
 
 from __future__ import annotations
 
-import codecs
 import csv
 import re
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.config import Course, CourseError
-from course.roster import NOT_LEARNERS, Index, Learner, load_roster, read_roster
+from course.roster import NOT_LEARNERS, Index, Learner, lms_text, load_roster, read_roster
 
 MOODLE_KEYS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
 MISSING = {"empty": "", "zero": "0"}
@@ -263,24 +262,16 @@ def blackboard(
 
 
 def read_download(path: Path, what: str) -> tuple[str, str]:
-    """The text of the LMS download ``path`` and its encoding: UTF-16 when it starts with
-    UTF-16's byte-order mark (Blackboard's tab-delimited .xls), else UTF-8. The byte-order
-    mark stays in the text, so the text encoded again gives the same bytes."""
+    """The text of the LMS download ``path`` and its encoding (``roster.lms_text``: UTF-16
+    with its byte-order mark, else UTF-8); a CourseError naming the file when it is neither."""
     try:
-        raw = path.read_bytes()
+        return lms_text(path.read_bytes())
     except OSError as err:
         raise CourseError(f"cannot read {what} {path}: {err.strerror}") from None
-    encoding = "utf-8"
-    if raw.startswith(codecs.BOM_UTF16_LE):
-        encoding = "utf-16-le"
-    elif raw.startswith(codecs.BOM_UTF16_BE):
-        encoding = "utf-16-be"
-    try:
-        return raw.decode(encoding), encoding
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as err:
         raise CourseError(
-            f"{what} {path} is not {encoding.upper()} text; download it again from the LMS "
-            "and pass the file as it came"
+            f"{what} {path} is not {err.encoding.upper()} text; download it again from the "
+            "LMS and pass the file as it came"
         ) from None
 
 
