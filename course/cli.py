@@ -7,7 +7,8 @@
     .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N] [--scheduler ADDRESS]
     .venv/bin/python -m course feedback [ASSIGNMENT ...]       # HTML into feedback/
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
-    .venv/bin/python -m course grades --format canvas|moodle --assignment A ...  # LMS import
+    .venv/bin/python -m course grades --format canvas|moodle|blackboard  # the LMS's import
+        --assignment A [--canvas-export F | --blackboard-export F] [--column C] [--key K]
     .venv/bin/python -m course similarity ASSIGNMENT           # alike solution cells: HTML, CSV
     .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
 
@@ -136,27 +137,39 @@ def parser() -> argparse.ArgumentParser:
     )
     m.add_argument("assignment")
     m.add_argument("--out", type=Path, help="default: <root>/similarity/<assignment>/")
-    e = sub.add_parser("grades", help="export grades: CSV, or the import file of Canvas or Moodle")
+    e = sub.add_parser(
+        "grades", help="export grades: CSV, or the import file of Canvas, Moodle or Blackboard"
+    )
     e.add_argument(
         "--format",
-        choices=("csv", "canvas", "moodle"),
+        choices=("csv", "canvas", "moodle", "blackboard"),
         default="csv",
-        help="csv: every student and assignment (default); canvas: fill --column of the "
-        "Canvas gradebook export --canvas-export; moodle: Moodle's grade import CSV keyed by "
-        "--key",
+        help="csv: every student and assignment (default; also for GitHub Classroom, which "
+        "imports no grades); canvas: fill --column of the Canvas gradebook export "
+        "--canvas-export; moodle: Moodle's grade import CSV keyed by --key; blackboard: fill "
+        "--column of the Grade Center download --blackboard-export",
     )
     e.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="default: <root>/grades.csv, grades_canvas.csv or grades_moodle.csv",
+        help="default: <root>/grades.csv, grades_canvas.csv, grades_moodle.csv, or "
+        "grades_blackboard.csv or .xls (as the download)",
     )
-    e.add_argument("--assignment", help="canvas, moodle: the assignment to export")
+    e.add_argument("--assignment", help="canvas, moodle, blackboard: the assignment to export")
     e.add_argument("--canvas-export", type=Path, help="canvas: the gradebook CSV from Canvas")
     e.add_argument(
+        "--blackboard-export",
+        type=Path,
+        help="blackboard: the Grade Center download (Grade Center > Work Offline > Download; "
+        "Ultra: Gradebook > Download), .csv or .xls as Blackboard wrote it",
+    )
+    e.add_argument(
         "--column",
-        help="canvas: its column (e.g. 'Attention 01 (4567)'); moodle: "
-        "the grade column's name (default: the assignment)",
+        help="canvas: its column (e.g. 'Attention 01 (4567)'); blackboard: its column as "
+        "Blackboard writes it ('Attention 01 [Total Pts: 10 Score] |123456'), or its name "
+        "('Attention 01') or column id ('123456'); moodle: the grade column's name (default: "
+        "the assignment)",
     )
     e.add_argument(
         "--key",
@@ -168,7 +181,8 @@ def parser() -> argparse.ArgumentParser:
         "--missing",
         choices=("empty", "zero"),
         default="empty",
-        help="canvas, moodle: what a learner without a submission gets (default: empty)",
+        help="canvas, moodle, blackboard: what a learner without a submission gets "
+        "(default: empty)",
     )
     e.add_argument("--roster", type=Path, help="default: roster.csv of the course root")
     return p
@@ -240,8 +254,27 @@ def run(args: argparse.Namespace) -> int:
 
             if not args.assignment:
                 raise CourseError(f"--format {args.format} needs --assignment")
-            out = args.out or course.root / f"grades_{args.format}.csv"
-            if args.format == "canvas":
+            name = f"grades_{args.format}.csv"
+            if args.format == "blackboard" and args.blackboard_export:  # .csv or .xls
+                name = f"grades_blackboard{args.blackboard_export.suffix.lower() or '.csv'}"
+            out = args.out or course.root / name
+            if args.format == "blackboard":
+                if not args.blackboard_export or not args.column:
+                    raise CourseError(
+                        "--format blackboard needs --blackboard-export FILE (Blackboard: Grade "
+                        "Center > Work Offline > Download; Ultra: Gradebook > Download) and "
+                        "--column NAME (the assignment's column in it)"
+                    )
+                lms_grades.blackboard(
+                    course,
+                    args.assignment,
+                    args.blackboard_export,
+                    args.column,
+                    out,
+                    args.missing,
+                    args.roster,
+                )
+            elif args.format == "canvas":
                 if not args.canvas_export or not args.column:
                     raise CourseError(
                         "--format canvas needs --canvas-export FILE (Canvas: Grades > Export) "

@@ -5,9 +5,18 @@
   ``ID``), and every other byte of the file as it was: other columns, other rows (``Points
   Possible``, the test student, learners the roster lacks), quoting, line endings, the BOM.
   Canvas's Grades > Import takes it back.
+- ``blackboard``: the Grade Center file the instructor downloaded from Blackboard Learn (Grade
+  Center > Work Offline > Download; Ultra: Gradebook > Download), comma-delimited ``.csv``
+  (UTF-8) or tab-delimited ``.xls`` (UTF-16 text with a byte-order mark, whatever its name
+  says), with the assignment's column (``<name> [Total Pts: <points> Score] |<column id>``)
+  filled for every learner of the roster, matched by Blackboard's ``Username``; every other
+  byte as it was, written back in the file's own encoding and delimiter. Blackboard's Work
+  Offline > Upload takes it back: the column id routes the values into that column.
 - ``moodle``: a CSV for Moodle's gradebook import (Grades > Import > CSV file): one row per
   learner of the roster, keyed by the identifier the instructor chooses (``email``,
   ``username`` or ``idnumber``: Moodle's "Map from" field), and one grade column.
+
+GitHub Classroom imports no grades: ``grades.csv`` (``--format csv``) is what it gets.
 
 A learner of the roster without a submission gets what the instructor asks (``missing``:
 empty, so the LMS keeps its own value, or 0), never dropped; each export prints what it wrote.
@@ -16,16 +25,24 @@ empty, so the LMS keeps its own value, or 0), never dropped; each export prints 
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.config import Course, CourseError
-from course.roster import NOT_LEARNERS, Index, Learner, load_roster, read_roster
+from course.roster import NOT_LEARNERS, Index, Learner, lms_text, load_roster, read_roster
 
 MOODLE_KEYS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
 MISSING = {"empty": "", "zero": "0"}
 
 Field = tuple[int, int, str]  # start and end in the text, and the value
+# A Blackboard grade column's header: "Attention 01 [Total Pts: 10 Score] |123456" (Ultra:
+# "[Total Pts: up to 10 Score]"); the name may hold brackets of its own.
+BLACKBOARD_COLUMN = re.compile(r"^(?P<name>.+?)\s*\[(?P<info>[^\]]*)\]\s*\|\s*(?P<id>\d+)$")
+BLACKBOARD_POINTS = re.compile(r"Total Pts:\s*(?:up to\s*)?(?P<points>\d+(?:\.\d+)?)")
+TAB = "\t"
+BLACKBOARD_HOW = "Grade Center > Work Offline > Download; Ultra: Gradebook > Download"
 
 
 def learners_of(course: Course, roster: Path | None) -> list[Learner]:
@@ -58,9 +75,9 @@ def number(x: float) -> str:
     return f"{round(x, 2):.2f}".rstrip("0").rstrip(".")
 
 
-def records(text: str, where: Path) -> Iterator[list[Field]]:
-    """The CSV records of ``text`` (RFC 4180: quoted fields may hold commas, quotes and line
-    breaks): each as its fields, with their spans."""
+def records(text: str, where: Path, delimiter: str = ",") -> Iterator[list[Field]]:
+    """The CSV records of ``text`` (RFC 4180: quoted fields may hold delimiters, quotes and
+    line breaks), fields separated by ``delimiter``: each as its fields, with their spans."""
     i, n = 0, len(text)
     fields: list[Field] = []
     while i <= n:
@@ -81,11 +98,11 @@ def records(text: str, where: Path) -> Iterator[list[Field]]:
             value = "".join(parts)
         else:
             j = i
-            while j < n and text[j] not in ",\r\n":
+            while j < n and text[j] not in (delimiter, "\r", "\n"):
                 j += 1
             value, i = text[i:j], j
         fields.append((at, i, value))
-        if i < n and text[i] == ",":
+        if i < n and text[i] == delimiter:
             i += 1
             continue
         i += 2 if text.startswith("\r\n", i) else 1
@@ -93,6 +110,15 @@ def records(text: str, where: Path) -> Iterator[list[Field]]:
         fields = []
         if i >= n:
             return
+
+
+def splice(text: str, changes: list[Field]) -> str:
+    """``text`` with each span of ``changes`` (in order, apart) replaced by its new value."""
+    pieces, last = [], 0
+    for a, b, value in changes:
+        pieces += [text[last:a], value]
+        last = b
+    return "".join([*pieces, text[last:]])
 
 
 def canvas(
@@ -131,7 +157,7 @@ def canvas(
         )
     col, id_col = matches[0], header.index("ID")
     got, top = scores(course, assignment)
-    pieces, last = [], 0
+    changes: list[Field] = []
     written = {"graded": 0, "missing": 0}
     strangers, short = [], []
     seen: set[str] = set()
@@ -160,15 +186,12 @@ def canvas(
         value = number(score) if score is not None else MISSING[missing]
         written["graded" if score is not None else "missing"] += 1
         a, b, _ = fields[col]
-        pieces.append(text[last:a])
-        pieces.append(value)
-        last = b
-    pieces.append(text[last:])
+        changes.append((a, b, value))
     if short:
         raise CourseError(f"{export}: the rows of {', '.join(short)} end before {column!r}")
     unlisted = [x.student_id for x in index.learners if x.student_id not in seen]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes("".join(pieces).encode("utf-8"))
+    out.write_bytes(splice(text, changes).encode("utf-8"))
     print(
         f"wrote {assignment} into the column {header[col]!r} of {out}: "
         f"{written['graded']} graded, {written['missing']} without a submission "
@@ -188,6 +211,174 @@ def _float(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def blackboard(
+    course: Course,
+    assignment: str,
+    export: Path,
+    column: str,
+    out: Path,
+    missing: str = "empty",
+    roster: Path | None = None,
+) -> None:
+    """Fill ``column`` of the Blackboard Grade Center download ``export`` (.csv or .xls) with
+    the scores of ``assignment`` and write it to ``out`` in the download's own encoding and
+    delimiter; everything else is kept byte for byte."""
+    course.assignments([assignment])
+    index = Index(learners_of(course, roster))
+    text, encoding = read_download(export, "the Blackboard download")
+    delimiter, header = grade_center_header(text, export)
+    col = grade_center_column(header, column, export)
+    got, top = scores(course, assignment)
+    points = BLACKBOARD_POINTS.search(header[col])
+    if points and top and float(points["points"]) != top:  # top 0: none graded yet
+        print(
+            f"NOTE: Blackboard's column is out of {points['points']} points, {assignment} out "
+            f"of {number(top)}: the scores are written in points of {assignment}; set the "
+            f"column's points in Blackboard to {number(top)}"
+        )
+    rows = list(records(text, export, delimiter))
+    user = [h.lower() for h in header].index("username")
+    filled = fill_grade_center(rows, text, user, col, index, got, MISSING[missing], export)
+    unlisted = [x.student_id for x in index.learners if x.student_id not in filled.seen]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(splice(text, filled.changes).encode(encoding))
+    kind = f"{'tab' if delimiter == TAB else 'comma'}-delimited {encoding[:6].upper()}"
+    print(
+        f"wrote {assignment} into the column {header[col]!r} of {out} ({kind}, as the "
+        f"download): {filled.graded} graded, {filled.missing} without a submission "
+        f"({'empty' if missing == 'empty' else '0'}); every other cell as in {export}. "
+        "Blackboard: Grade Center > Work Offline > Upload (Ultra: the gradebook's upload)"
+    )
+    _note_suffix(out, delimiter)
+    if filled.strangers:
+        print(f"  left as they were, not in the roster: {', '.join(filled.strangers)}")
+    if unlisted:
+        print(
+            f"  in the roster but not in {export} (Blackboard does not know them): "
+            f"{', '.join(unlisted)}"
+        )
+
+
+def read_download(path: Path, what: str) -> tuple[str, str]:
+    """The text of the LMS download ``path`` and its encoding (``roster.lms_text``: UTF-16
+    with its byte-order mark, else UTF-8); a CourseError naming the file when it is neither."""
+    try:
+        return lms_text(path.read_bytes())
+    except OSError as err:
+        raise CourseError(f"cannot read {what} {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise CourseError(
+            f"{what} {path} is not {err.encoding.upper()} text; download it again from the "
+            "LMS and pass the file as it came"
+        ) from None
+
+
+def grade_center_header(text: str, export: Path) -> tuple[str, list[str]]:
+    """The delimiter of a Grade Center download (tab or comma: the one whose first record
+    has a ``Username`` column) and its column headers; a CourseError for any other file."""
+    for delimiter in (TAB, ","):
+        first = next(records(text, export, delimiter), [])
+        header = [v.lstrip("\ufeff").strip() for _, _, v in first]
+        if "username" in (h.lower() for h in header):
+            return delimiter, header
+    raise CourseError(
+        f"{export} has no Username column: is it Blackboard's Grade Center download? Download "
+        f"it again ({BLACKBOARD_HOW}), with the user information, and pass it as it came"
+    )
+
+
+def grade_center_column(header: list[str], column: str, export: Path) -> int:
+    """The index of ``column`` in a Grade Center header: the header exactly, else the one
+    grade column of that name (before `` [Total Pts: ...]``) or that column id (after ``|``)."""
+    column = column.strip()
+    if header.count(column) == 1:
+        return header.index(column)
+    grade = {i: BLACKBOARD_COLUMN.match(h) for i, h in enumerate(header)}
+    ids = column.lstrip("|").strip()
+    matches = [i for i, m in grade.items() if m and (m["name"].strip() == column or m["id"] == ids)]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(repr(header[i]) for i, m in grade.items() if m) or "none"
+    why = "no column" if not matches else f"{len(matches)} columns"
+    raise CourseError(
+        f"{export} has {why} {column!r}; give --column as Blackboard writes it, its name "
+        f"before ' [' or its column id after '|' (its grade columns: {listed})"
+    )
+
+
+@dataclass
+class Filled:
+    """What ``fill_grade_center`` wrote: the changed spans, and whom."""
+
+    changes: list[Field] = field(default_factory=list)
+    graded: int = 0
+    missing: int = 0
+    seen: set[str] = field(default_factory=set)  # course ids of the rows filled
+    strangers: list[str] = field(default_factory=list)  # usernames not in the roster
+
+
+def fill_grade_center(
+    rows: list[list[Field]],
+    text: str,
+    user: int,
+    col: int,
+    index: Index,
+    got: dict[str, float | None],
+    missing: str,
+    export: Path,
+) -> Filled:
+    """The new value of column ``col`` for every row whose ``Username`` (column ``user``) is
+    a learner of ``index``: the score, or ``missing`` without a submission; in quotes when the
+    cell was quoted, or was empty and the row's user name is quoted (Blackboard's comma-delimited
+    files quote every value). A CourseError for a user name twice or a row that ends before the
+    column."""
+    filled = Filled()
+    first: dict[str, int] = {}
+    short = []
+    for row, fields in enumerate(rows[1:], start=2):
+        username = fields[user][2].strip() if len(fields) > user else ""
+        if not username:
+            continue
+        if username.casefold() in first:
+            raise CourseError(
+                f"{export} has the Username {username!r} twice (rows {first[username.casefold()]}"
+                f" and {row}): Blackboard matches the upload's rows by Username; download "
+                f"the Grade Center again ({BLACKBOARD_HOW})"
+            )
+        first[username.casefold()] = row
+        learner = index.find("username", username)
+        if learner is None:
+            filled.strangers.append(username)
+            continue
+        if len(fields) <= col:
+            short.append(username)
+            continue
+        filled.seen.add(learner.student_id)
+        score = got.get(learner.student_id)
+        value = number(score) if score is not None else missing
+        if score is None:
+            filled.missing += 1
+        else:
+            filled.graded += 1
+        a, b, _ = fields[col]
+        quoted = text.startswith('"', a) or (a == b and text.startswith('"', fields[user][0]))
+        filled.changes.append((a, b, f'"{value}"' if quoted else value))
+    if short:
+        raise CourseError(f"{export}: the rows of {', '.join(short)} end before the column")
+    return filled
+
+
+def _note_suffix(out: Path, delimiter: str) -> None:
+    """A NOTE when ``out``'s name is not the one Blackboard reads its delimiter from."""
+    tab = delimiter == TAB
+    wanted = (".xls", ".txt") if tab else (".csv", ".txt")
+    if out.suffix.lower() not in wanted:
+        print(
+            f"NOTE: Blackboard takes a {'tab' if tab else 'comma'}-delimited file as "
+            f"{wanted[0]}: rename {out.name} to {out.stem}{wanted[0]} before the upload"
+        )
 
 
 def moodle(

@@ -14,10 +14,14 @@ lines.
 ``save_roster`` keeps the roster in ``<root>/roster.csv`` for later collects and grade
 exports, and ``import_roster`` writes it into the gradebook with nbgrader's own student import
 (``nbgrader db student import``: id, first and last name, e-mail, LMS user id).
+
+Each is read as CSV in UTF-8, or, as Blackboard's tab-delimited ``.xls`` download is, as
+tab-delimited UTF-16 text with a byte-order mark.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -70,14 +74,17 @@ def read_roster(path: Path) -> list[Learner]:
     """The learners of the CSV class list ``path``; a CourseError naming the file (and line)
     when it cannot be read, names no learner, or holds one learner twice."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = lms_text(path.read_bytes())[0].removeprefix("\ufeff")
     except OSError as err:
         raise CourseError(f"cannot read the roster {path}: {err.strerror or err}") from None
     except UnicodeDecodeError:
         raise CourseError(
-            f"the roster {path} is not UTF-8 text; export it from the LMS as CSV (UTF-8)"
+            f"the roster {path} is not UTF-8 text; export it from the LMS as CSV (UTF-8), or "
+            "pass Blackboard's .xls download as it came"
         ) from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    first = text.partition("\n")[0]
+    delimiter = "\t" if first.count("\t") > first.count(",") else ","  # Blackboard's .xls
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = next(reader, None)
     if not header:
         raise CourseError(f"the roster {path} is empty; export the class list as CSV")
@@ -145,6 +152,19 @@ def read_roster(path: Path) -> list[Learner]:
                 )
             seen[norm] = line
     return [learner for _, learner in learners]
+
+
+def lms_text(raw: bytes) -> tuple[str, str]:
+    """The text of a file an LMS exported, and its encoding: UTF-16 when it starts with
+    UTF-16's byte-order mark (Blackboard's tab-delimited .xls download), else UTF-8. A
+    byte-order mark stays in the text, so the text encoded again gives the same bytes;
+    UnicodeDecodeError when the bytes are not text of that encoding."""
+    encoding = "utf-8"
+    if raw.startswith(codecs.BOM_UTF16_LE):
+        encoding = "utf-16-le"
+    elif raw.startswith(codecs.BOM_UTF16_BE):
+        encoding = "utf-16-be"
+    return raw.decode(encoding), encoding
 
 
 def _course_id(values: dict[str, str]) -> str:

@@ -5,8 +5,9 @@ Classroom (tests/support/lms_downloads.py: each built as its LMS names its files
 names, a late submission, an upload again, a learner missing from the roster, a renamed notebook
 and a PDF) are collected into it with their rosters, graded once (12 notebooks, about 50
 CPU-seconds) and exported back: each learner's grade must land on their own row of the
-Canvas export (every other byte kept), of Moodle's import file, and of grades.csv for
-Blackboard and GitHub Classroom. A late submission is late in nbgrader's gradebook.
+Canvas export and of Blackboard's Grade Center download, its .csv and its tab-delimited UTF-16
+.xls (every other byte kept), of Moodle's import file, and of grades.csv for GitHub Classroom,
+which imports no grades. A late submission is late in nbgrader's gradebook.
 """
 
 from __future__ import annotations
@@ -45,11 +46,27 @@ def graded(tmp_path_factory):
         folder = tmp / name
         folder.mkdir()
         download, roster, learners = build(folder)
+        if name == "blackboard":  # the .xls download: the roster, and the file grades go into
+            roster = folder / "gc_export.xls"
+            roster.write_bytes(L.grade_center(grade_center(learners), **BLACKBOARD_XLS))
         args = ["--root", str(root), "collect", str(download), "--roster", str(roster)]
         assert main([*args, *extra]) == 0, name
         classes[name] = (download, roster, learners)
     assert main(["--root", str(root), "autograde", A1, "--workers", "2"]) == 0
     return root, classes
+
+
+BLACKBOARD_XLS = {"xls": True, "newline": "\r\n"}
+
+
+def grade_center(learners: list[L.Learner], cells: dict[str, str] | None = None) -> list:
+    """The rows of the class's Grade Center download, its header first."""
+    return [L.GC_HEADER, *L.grade_center_rows(learners, cells)]
+
+
+def points(score: float) -> str:
+    """A score as the import files write it."""
+    return f"{score:.2f}".rstrip("0").rstrip(".")
 
 
 def scores_of(root: Path) -> dict[str, float]:
@@ -97,7 +114,7 @@ def test_canvas_round_trip(graded, capsys):
     assert main([*args, "--out", str(out)]) == 0
     expected = export.read_bytes()
     for x in L.roster_of(learners):
-        value = f"{got[x.student_id]:.2f}".rstrip("0").rstrip(".")
+        value = points(got[x.student_id])
         old = f"{x.username},Section 1,4.50,,".encode()
         expected = expected.replace(old, f"{x.username},Section 1,4.50,{value},".encode())
     assert out.read_bytes() == expected
@@ -118,12 +135,32 @@ def test_moodle_round_trip(graded):
         assert float(rows[f"{x.username}@example.edu"]) == pytest.approx(got[x.student_id])
 
 
-def test_blackboard_and_github_through_grades_csv(graded):
+@pytest.mark.parametrize("form", ["xls", "csv"])
+def test_blackboard_round_trip(graded, capsys, form):
+    root, classes = graded
+    _, xls, learners = classes["blackboard"]
+    download = xls if form == "xls" else xls.with_suffix(".csv")  # the same Grade Center
+    got = scores_of(root)
+    args = ["--root", str(root), "grades", "--format", "blackboard", "--assignment", A1]
+    args += ["--blackboard-export", str(download), "--column", "Attention 01"]
+    assert main(args) == 0
+    out = root / f"grades_blackboard.{form}"
+    cells = {x.username: points(got[x.student_id]) for x in L.roster_of(learners)}
+    kind = BLACKBOARD_XLS if form == "xls" else {}
+    assert out.read_bytes() == L.grade_center(grade_center(learners, cells), **kind)
+    printed = capsys.readouterr().out
+    assert "3 graded, 0 without a submission" in printed
+    assert "not in the roster" not in printed  # the stranger is in neither
+    with gradebook.open_gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        top = points(gb.find_assignment(A1).max_score)
+    assert f"column is out of 12 points, {A1} out of {top}" in printed  # the download's 12
+
+
+def test_github_classroom_through_grades_csv(graded):
     root, classes = graded
     got = scores_of(root)
     assert main(["--root", str(root), "grades"]) == 0
     with (root / "grades.csv").open(newline="", encoding="utf-8") as f:
         rows = {r["student"]: float(r["score"]) for r in csv.DictReader(f)}
-    for name in ("blackboard", "github-classroom"):
-        for x in L.roster_of(classes[name][2]):
-            assert rows[x.student_id] == pytest.approx(got[x.student_id]), name
+    for x in L.roster_of(classes["github-classroom"][2]):
+        assert rows[x.student_id] == pytest.approx(got[x.student_id])

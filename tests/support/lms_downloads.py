@@ -28,9 +28,16 @@ The names, as each LMS's documentation describes its download:
 - Blackboard Learn (Help, "Download Assignments"): flat files
   ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file>`` and a receipt
   ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>.txt`` per attempt; "All attempts"
-  holds every attempt. Class list: the Grade Center export (Work Offline > Download),
-  ``Last Name,First Name,Username,Student ID,Last Access,Availability,<column> [Total Pts:
-  12 Score] |<id>``.
+  holds every attempt. Class list: the Grade Center download (Help, "Work Offline with Grade
+  Data": Grade Center > Work Offline > Download; Ultra: Gradebook > Download), which is also
+  the file the grades go back in (Work Offline > Upload): ``Last Name, First Name, Username,
+  Student ID, Last Access, Availability``, then one column per grade column, headed
+  ``<name> [Total Pts: <points> Score] |<column id>`` (Ultra: ``[Total Pts: up to <points>
+  ...]``). Blackboard matches an upload's rows by ``Username`` and its columns by the column
+  id. Two forms: comma-delimited ``.csv`` (UTF-8), every value in quotes ("Data in each column
+  of comma-delimited files must be contained within a quote character"), or tab-delimited
+  ``.xls``, which is no Excel workbook but UTF-16 text with a byte-order mark ("Data in each
+  column of tab-delimited files doesn't require a quote character").
 - GitHub Classroom (docs, "Using GitHub Classroom with GitHub CLI": ``gh classroom clone
   student-repos``): a folder per learner, ``<assignment prefix>-<user name>/``, a clone of
   their repository (``.git/`` included). Class list: the classroom roster download,
@@ -213,18 +220,45 @@ def blackboard(tmp: Path) -> tuple[Path, Path, list[Learner]]:
         else:
             attempt(x, "2026-02-28-10-00-00", {NB: x.notebook})
     download = write_zip(tmp / "gradebook_attention.zip", members)
-    lines = [
-        '"Last Name","First Name","Username","Student ID","Last Access","Availability",'
-        '"Attention 01 [Total Pts: 12 Score] |1234"\n'
-    ]
-    for x in roster_of(learners):
-        lines.append(
-            f'"{x.last}","{x.first}","{x.username}","{x.lms_id}","2026-03-02 10:00:00",'
-            '"Available",""\n'
-        )
     export = tmp / "gc_export.csv"
-    export.write_text("".join(lines), encoding="utf-8")
+    export.write_bytes(grade_center([GC_HEADER, *grade_center_rows(learners)]))
     return download, export, learners
+
+
+GC_USER = ["Last Name", "First Name", "Username", "Student ID", "Last Access", "Availability"]
+GC_COLUMN = "Attention 01 [Total Pts: 12 Score] |1234"
+GC_HEADER = [*GC_USER, GC_COLUMN]
+
+
+def grade_center_rows(learners: list[Learner], cells: dict[str, str] | None = None) -> list:
+    """The rows of the roster's learners under GC_HEADER; ``cells``: {username: the value of
+    the assignment's column} (default: empty, not graded yet)."""
+    cells = cells or {}
+    return [
+        [x.last, x.first, x.username, x.lms_id, "2026-03-02 10:00:00", "Available"]
+        + [cells.get(x.username, "")]
+        for x in roster_of(learners)
+    ]
+
+
+def grade_center(
+    rows: list[list[str]],
+    xls: bool = False,
+    quoted: bool = True,
+    bom: bool = False,
+    newline: str = "\n",
+) -> bytes:
+    """A Grade Center download of ``rows`` (its header first): comma-delimited UTF-8 (a
+    byte-order mark with ``bom``), or with ``xls`` tab-delimited UTF-16 with its byte-order
+    mark; every value in quotes unless not ``quoted``."""
+
+    def cell(value: str) -> str:
+        return '"' + value.replace('"', '""') + '"' if quoted else value
+
+    text = "".join(("\t" if xls else ",").join(map(cell, row)) + newline for row in rows)
+    if xls:
+        return ("\ufeff" + text).encode("utf-16-le")
+    return (("\ufeff" if bom else "") + text).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------

@@ -151,6 +151,15 @@ def test_rosters_of_each_lms_give_course_ids(tmp_path):
     assert [x.student_id for x in read_roster(gh)] == ["jgarcia-g", "zwei-g", "zodegaard-g"]
 
 
+def test_blackboards_tab_delimited_xls_in_utf16_is_a_roster_as_its_csv_is(tmp_path):
+    _, gc, learners = L.blackboard(_fresh(tmp_path, "b"))
+    xls = tmp_path / "gc.xls"  # the same Grade Center, downloaded tab-delimited
+    rows = [L.GC_HEADER, *L.grade_center_rows(learners)]
+    xls.write_bytes(L.grade_center(rows, xls=True, newline="\r\n"))
+    assert read_roster(xls) == read_roster(gc)
+    assert [x.first_name for x in read_roster(xls)] == ["José", "伟", "Zoë"]
+
+
 @pytest.mark.parametrize(
     "text, why",
     [
