@@ -167,7 +167,7 @@ def canvas(
         if name.lower() in NOT_LEARNERS or len(values) <= id_col or not values[id_col].strip():
             if name.lower() == "points possible" and len(values) > col:
                 possible = values[col].strip()
-                if possible and _float(possible) not in (None, top):
+                if possible and top and _float(possible) not in (None, top):  # top 0: none graded
                     print(
                         f"NOTE: Canvas's column is out of {possible} points, {assignment} "
                         f"out of {number(top)}: the scores are written in points of "
