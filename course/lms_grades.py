@@ -197,12 +197,16 @@ def canvas(
         f"{written['graded']} graded, {written['missing']} without a submission "
         f"({'empty' if missing == 'empty' else '0'}); every other cell as in {export}"
     )
+    _report_leftovers(strangers, unlisted, export, "Canvas")
+
+
+def _report_leftovers(strangers: list[str], unlisted: list[str], export: Path, lms: str) -> None:
+    """Print the rows of ``export`` not in the roster and the roster's learners not in it."""
     if strangers:
         print(f"  left as they were, not in the roster: {', '.join(strangers)}")
     if unlisted:
         print(
-            f"  in the roster but not in {export} (Canvas does not know them): "
-            f"{', '.join(unlisted)}"
+            f"  in the roster but not in {export} ({lms} does not know them): {', '.join(unlisted)}"
         )
 
 
@@ -252,13 +256,7 @@ def blackboard(
         "Blackboard: Grade Center > Work Offline > Upload (Ultra: the gradebook's upload)"
     )
     _note_suffix(out, delimiter)
-    if filled.strangers:
-        print(f"  left as they were, not in the roster: {', '.join(filled.strangers)}")
-    if unlisted:
-        print(
-            f"  in the roster but not in {export} (Blackboard does not know them): "
-            f"{', '.join(unlisted)}"
-        )
+    _report_leftovers(filled.strangers, unlisted, export, "Blackboard")
 
 
 def read_download(path: Path, what: str) -> tuple[str, str]:
