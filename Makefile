@@ -62,6 +62,10 @@ venv: $(STAMP) ## Create .venv and install the lock (requirements.txt) and this 
 
 $(STAMP): $(LOCK) pyproject.toml
 	@test -x $(PY) || { echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@# The lock's pip first: the one a new venv brings (23.2 with Python 3.11) refuses the lock in
+	@# hash mode, taking jsonschema[format-nongpl] for an unpinned requirement.
+	awk '/^pip==/ {p = 1; print; next} p && /^ / {print; next} {p = 0}' $(LOCK) > $(VENV)/pip.txt
+	$(PY) -m pip install --require-hashes --no-deps -r $(VENV)/pip.txt
 	$(PY) -m pip install --require-hashes $(TORCH_INDEX_ARG) -r $(LOCK)
 	$(PY) -m pip install --no-build-isolation --no-deps -e .
 	@touch $@
