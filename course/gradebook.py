@@ -17,6 +17,7 @@ gradebook, whatever its database.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -59,8 +60,13 @@ def open_gradebook(url: str) -> Iterator[Gradebook]:
 def _open(url: str) -> Gradebook:
     check_gradebook_url(url)
     os.environ.update({k: nbgrader_env()[k] for k in ("PATH", "JUPYTER_PLATFORM_DIRS")})
+    import nbgrader.api
     from nbgrader.api import Gradebook, InvalidEntry
     from sqlalchemy.exc import DBAPIError
+
+    # A new gradebook records the schema's revision, which nbgrader asks of a new `alembic`
+    # process (about 3 CPU-s, once per gradebook); it is read here from the same scripts.
+    nbgrader.api.get_alembic_version = schema_revision
 
     for attempt in range(1, OPEN_ATTEMPTS + 1):
         try:
@@ -76,6 +82,20 @@ def _open(url: str) -> Gradebook:
                     continue
             raise CourseError(cannot_open(url, db_err)) from None
     raise AssertionError("unreachable")
+
+
+@functools.cache
+def schema_revision() -> str:
+    """The newest revision of nbgrader's gradebook schema (what ``alembic heads`` prints),
+    read from nbgrader's migration scripts in this process."""
+    import nbgrader
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory(os.path.join(os.path.dirname(nbgrader.__file__), "alembic"))
+    head = scripts.get_current_head()
+    if head is None:
+        raise CourseError(f"nbgrader's migration scripts in {scripts.dir} name no revision")
+    return head
 
 
 def cannot_open(url: str, err: Exception) -> str:

@@ -84,3 +84,33 @@ def test_configured_url_is_checked_before_anything_runs(tmp_path):
         mp.setenv("AFZ_GRADEBOOK_URL", "postgresql://grader@dbhost/afz")
         with pytest.raises(CourseError, match=r"postgresql\+psycopg2://grader@dbhost/afz"):
             Course(tmp_path).gradebook_url  # noqa: B018 - the property checks
+
+
+# ---------------------------------------------------------------------------------------
+# A new gradebook's schema revision, without nbgrader's `alembic heads` process
+
+
+def test_a_new_gradebook_records_the_revision_alembic_names(tmp_path, monkeypatch):
+    import sqlite3
+    import subprocess
+
+    import nbgrader.api
+
+    from course.gradebook import open_gradebook, schema_revision
+    from course.runner import nbgrader_env
+
+    asked = nbgrader.api.get_alembic_version  # nbgrader's own, before open_gradebook replaces it
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", asked)
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
+    assert schema_revision() == asked()  # what `alembic heads` prints
+
+    calls = []
+    real_run = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    with open_gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.add_student("ada")
+    assert calls == [], "opening a new gradebook started a process"
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (schema_revision(),)
+        ]
