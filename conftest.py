@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder.replay import KERNEL_SETTINGS
+# One PyTorch thread in each test process and what it starts (nbgrader, benchmarks, workers;
+# a grading kernel and the chapters set one themselves). The suite runs its processes side by
+# side on every core (pytest-xdist's workers, `make test`'s second pass), and PyTorch's default,
+# a thread per core, then spins for CPU time the other processes need: the copy task's 400
+# training steps (tests/book/test_model_training.py) took 120 CPU-s on two threads while the
+# suite ran, 19 on one.
+os.environ["OMP_NUM_THREADS"] = "1"
+
+from autograder.replay import KERNEL_SETTINGS  # noqa: E402
 
 NOT_NBVAL = {"exercises", "solutions"}
 

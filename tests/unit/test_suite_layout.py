@@ -31,3 +31,23 @@ def test_only_the_session_fixture_starts_playwright_in_a_test_process():
             if isinstance(node, ast.Call) and "sync_playwright" in ast.unparse(node.func):
                 starts.append(f"{path.relative_to(TESTS)}:{node.lineno}")
     assert starts == [], "use the `browser` fixture (tests/conftest.py) instead: " + str(starts)
+
+
+def test_a_test_process_and_its_children_compute_on_one_torch_thread():
+    """conftest.py's OMP_NUM_THREADS=1: the suite's processes share the cores, and PyTorch's
+    thread per core spins for the others' CPU time (six times the CPU for a training run)."""
+    import os
+    import subprocess
+    import sys
+
+    import torch
+
+    assert os.environ.get("OMP_NUM_THREADS") == "1"
+    assert torch.get_num_threads() == 1
+    child = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert child.stdout.strip() == "1"
