@@ -37,7 +37,6 @@ import ctypes, json, os, signal, sys, traceback
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the client
 if os.getppid() != int(sys.argv[1]):
     os._exit(0)  # the client was gone before the line above
-sys.modules["rfc3987_syntax"] = None  # see course.runner.NBGRADER_MAIN
 from nbgrader.apps.nbgraderapp import main
 import autograder.nbgrader_plugins, course.config, nbclient, jupyter_client.manager
 import nbconvert.exporters, nbgrader.preprocessors, sqlalchemy.dialects.sqlite

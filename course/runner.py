@@ -32,15 +32,12 @@ if TYPE_CHECKING:
 MAX_LOG_BYTES = 2_000_000
 # In a run's output when its nbgrader server died under it (course.diagnose: a grader error)
 SERVER_STOPPED = "[course] the nbgrader server stopped during the command"
-# ``python -m nbgrader``, less two costs that grade nothing (benchmarks/grading_cost.py):
-# - jsonschema's optional "iri" format check: the package rfc3987_syntax builds a parser for
-#   its grammar when imported, about 1.3 s of every nbgrader start on one core, and nothing
-#   nbgrader validates uses that format. Marked absent, jsonschema leaves that check out.
-# - the interpreter's teardown once nbgrader is done (about 0.8 s, freeing what it imported):
-#   its exit handlers run (logging flushed), its output is flushed, and it exits.
+# ``python -m nbgrader``, less the interpreter's teardown once nbgrader is done (about 0.8 s,
+# freeing what it imported; benchmarks/grading_cost.py): its exit handlers run (logging
+# flushed), its output is flushed, and it exits. (The other cost that graded nothing, the
+# grammar of jsonschema's "iri" format check, the lock keeps out: pyproject.toml.)
 NBGRADER_MAIN = """\
 import atexit, json, os, sys, traceback
-sys.modules["rfc3987_syntax"] = None
 code = 1
 try:
     run = os.environ.get("AFZ_RUN")
