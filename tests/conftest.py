@@ -49,6 +49,7 @@ def pytest_unconfigure(config):
 LONGEST_FIRST = (
     "tests/grading/test_nbgrader.py",
     "tests/book/test_browser.py",
+    "tests/grading/test_adversaries.py",
     "tests/grading/test_grading_cases.py",
     "tests/grading/test_distributed.py",
     "chapters/10_from_2017_to_today.ipynb",

@@ -2,8 +2,8 @@
 
 The assignments of solutions/, a course root with solutions/ and exercises/ linked in, edits
 of the solution notebooks, and the adversarial class of assignment 01 (each student's notebook
-and what it does), which tests/grading/test_nbgrader.py and tests/grading/test_distributed.py
-grade.
+and what it does), which tests/grading/test_nbgrader.py, test_adversaries.py and
+test_distributed.py grade.
 """
 
 from __future__ import annotations
