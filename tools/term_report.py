@@ -23,6 +23,7 @@ any flag.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import unicodedata
@@ -75,6 +76,17 @@ class Term:
 class TermBase:
     terms: list[Term]
     ignore: list[re.Pattern[str]]  # words that contain a term's characters but are another word
+
+    @functools.cached_property
+    def searches(self) -> list[tuple[re.Pattern[str], str | None, Term, str]]:
+        """Every pattern of every term once: (pattern, its text when it is a plain word, term,
+        "use" or "variant"). A plain word absent from a text needs no regex scan of it."""
+        return [
+            (pattern, pattern.pattern if _is_literal(pattern.pattern) else None, term, kind)
+            for term in self.terms
+            for kind, patterns in (("use", term.match + term.also), ("variant", term.variants))
+            for pattern in patterns
+        ]
 
 
 @dataclass
@@ -172,6 +184,11 @@ def _opens_parenthesis(text: str, start: int) -> bool:
     return before.endswith(("（", "("))
 
 
+def _is_literal(pattern: str) -> bool:
+    """Whether a pattern matches only its own text (no character with a meaning in a regex)."""
+    return not any(c in pattern for c in ".^$*+?{}[]\\|()")
+
+
 def find_terms(text: str, base: TermBase) -> list[Hit]:
     """Every term use and variant in a (blanked) text, longest match first, no overlaps.
 
@@ -182,12 +199,12 @@ def find_terms(text: str, base: TermBase) -> list[Hit]:
     candidates: list[tuple[int, int, Term | None, str]] = []
     for pattern in base.ignore:
         candidates += [(m.start(), m.end(), None, "ignore") for m in pattern.finditer(text)]
-    for term in base.terms:
-        for kind, patterns in (("use", term.match + term.also), ("variant", term.variants)):
-            for pattern in patterns:
-                for m in pattern.finditer(text):
-                    if m.end() > m.start():
-                        candidates.append((m.start(), m.end(), term, kind))
+    for pattern, word, term, kind in base.searches:
+        if word is not None and word not in text:
+            continue
+        for m in pattern.finditer(text):
+            if m.end() > m.start():
+                candidates.append((m.start(), m.end(), term, kind))
     candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
     taken = [False] * len(text)
     hits = []
