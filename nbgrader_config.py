@@ -85,6 +85,10 @@ c.RestoreCells.release_directory = str(course.root / config.RELEASE)
 # Every cell gets a time limit; a cell over it is interrupted and graded as an error.
 c.Execute.timeout = max(1, round(course.settings.cell_timeout))
 c.Execute.interrupt_on_timeout = True
+# After the interrupt the kernel has this long to finish the cell (a cell inside one long C call,
+# such as a large allocation on a busy machine, stops only when that call returns). A kernel still
+# busy then ignores interrupts: nbgrader stops, and the submission is graded 0 with that status.
+c.Execute.iopub_timeout = 10
 c.Execute.startup_timeout = 120
 # The grading kernel: ipykernel inside the OS sandbox (autograder/kernel.py). It has no
 # network, so the client talks to it over Unix sockets (the ipc transport).

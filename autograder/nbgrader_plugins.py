@@ -73,11 +73,13 @@ def notebook_of(folder: str, resources: dict) -> Path:
 
 def execution_error(err: BaseException) -> str:
     """The kind of what stopped a notebook's execution, for its record (``outcomes``)."""
-    from nbclient.exceptions import DeadKernelError
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbgrader.preprocessors.execute import UnresponsiveKernelError
 
     if isinstance(err, DeadKernelError):
         return "dead kernel"
+    if isinstance(err, CellTimeoutError):  # interrupted after the time limit, it went on
+        return "uninterruptible kernel"
     if isinstance(err, UnresponsiveKernelError):
         return "unresponsive kernel"
     if isinstance(err, RuntimeError) and "before replying to kernel_info" in str(err):

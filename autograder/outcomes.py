@@ -11,7 +11,8 @@ The processes of a grading write what they saw, and the instructor's tool reads 
   ``oom_killed``, ``trouble`` (the grader's machine was failing) and ``finished``.
 - ``execution.json``, by the executing preprocessor (``nbgrader_plugins.LimitedExecute``):
   ``error`` (the kind of what stopped the execution: "dead kernel", "unresponsive kernel",
-  "kernel start", or the exception's class name) and ``message``.
+  "uninterruptible kernel" (a cell went on running after the time limit's interrupt), "kernel
+  start", or the exception's class name) and ``message``.
 """
 
 from __future__ import annotations

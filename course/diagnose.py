@@ -126,6 +126,12 @@ def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tup
             return f"error: the grading sandbox failed (afz-grader kernel: {why})", notes
         if kernels.error in ("dead kernel", "kernel start"):
             return "error: the kernel died (e.g. os._exit or a crash); graded 0", notes
+        if kernels.error == "uninterruptible kernel":
+            return (
+                f"error: a cell ran past the time limit of {settings.cell_timeout:g} s "
+                f"({settings.where('cell_timeout')}) and went on running when interrupted; "
+                "graded 0"
+            ), notes
         if kernels.error == "unresponsive kernel":
             return "error: the kernel stopped responding; graded 0", notes
         return "error: nbgrader autograde failed (see the log); graded 0", notes

@@ -1,9 +1,9 @@
 """The adversarial class (assignment 01), graded by the real nbgrader through the instructor's
-tool: an infinite loop, a dying kernel, a memory bomb, a deleted and an edited test cell,
-invalid JSON, calls to the reference and to built-ins, a monkeypatched checker, in-process
-tricks, records that could be rewritten, honest accidents, beside two control students whose
-grades must not change. (The main class and the gradebook's engines: test_nbgrader.py; the
-notebooks: tests/support/submissions.py.)
+tool: an infinite loop, a kernel deaf to the interrupt, a dying kernel, a memory bomb, a deleted
+and an edited test cell, invalid JSON, calls to the reference and to built-ins, a monkeypatched
+checker, in-process tricks, records that could be rewritten, honest accidents, beside two
+control students whose grades must not change. (The main class and the gradebook's engines:
+test_nbgrader.py; the notebooks: tests/support/submissions.py.)
 """
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ def adversarial_class(tmp_path_factory):
     (forger / "expected_visible.json").write_bytes(
         (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
     )
-    course = Course(root, load_settings(root, ["cell_timeout=20"]))
+    # Short limits keep the class quick: the loop's cell stops after 20 s, and the bomb's
+    # MemoryError comes after one GiB filled, not three (which a busy 2-core machine took more
+    # than 20 s to fill: interrupted first, the bomb was then graded as a time-out).
+    course = Course(root, load_settings(root, ["cell_timeout=20", "kernel_memory_mb=2048"]))
     results = autograde([A1], course, workers=2)
     return root, {r.student: r for r in results}
 
@@ -73,6 +76,14 @@ def test_infinite_loop_is_interrupted(adversarial_class):
 def test_dead_kernel_is_graded_zero(adversarial_class):
     r = adversarial_class[1]["exit"]
     assert r.status.startswith("error: the kernel died") and r.score == 0, r
+
+
+def test_kernel_deaf_to_the_interrupt_is_graded_zero_with_a_status_that_says_so(
+    adversarial_class,
+):
+    r = adversarial_class[1]["deaf"]
+    assert r.score == 0 and r.status.startswith("error: a cell ran past the time limit"), r
+    assert "went on running when interrupted" in r.status, r
 
 
 def test_memory_bomb_hits_the_kernel_limit(adversarial_class):

@@ -233,6 +233,15 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         ),
         "memory bomb",
     )
+    out["deaf"] = (
+        insert_cell(
+            read(source(A1)),
+            "imports",
+            "import signal, time\n\nfor sig in (signal.SIGINT, signal.SIGTERM):\n"
+            "    signal.signal(sig, signal.SIG_IGN)\ntime.sleep(10**6)",
+        ),
+        "ignores the time limit's interrupt (and SIGTERM) and sleeps",
+    )
     deleted = read(source(A1))
     deleted["cells"] = [
         c

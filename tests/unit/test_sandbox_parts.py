@@ -130,6 +130,23 @@ def test_a_kernel_that_died_on_a_full_grader_disk_is_the_graders_failure(monkeyp
     assert outcome(status) == "kernel died", status
 
 
+def test_a_cell_that_goes_on_after_the_interrupt_is_named_in_the_status():
+    """nbclient's CellTimeoutError (the kernel still busy after the interrupt's grace) is
+    recorded as its own kind, and the status says what happened: not "see the log"."""
+    from nbclient.exceptions import CellTimeoutError
+
+    from autograder import outcomes
+    from autograder.nbgrader_plugins import execution_error
+    from course.diagnose import diagnose, outcome
+    from course.runner import Run
+
+    kind = execution_error(CellTimeoutError("Timeout waiting for IOPub output"))
+    records = outcomes.Outcome(kernels=[{"exit": -15}], execution={"error": kind})
+    status, _ = diagnose(Course(REPO), Run(1, "", outcome=records), REPO / "no", REPO / "no")
+    assert "went on running when interrupted" in status and "graded 0" in status, status
+    assert outcome(status) == "timed out"
+
+
 SYSCALL_PROBE = """
 import ctypes, errno, subprocess
 libc = ctypes.CDLL(None, use_errno=True)
