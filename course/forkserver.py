@@ -100,6 +100,7 @@ class Server:
 
     def __init__(self, env: dict[str, str], cwd: Path) -> None:
         self.key = startup_key(env)
+        self._pending = b""  # what was read from the server's stdout beyond the last line
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SERVER_MAIN, str(os.getpid())],
             cwd=cwd,
@@ -151,20 +152,26 @@ class Server:
         return rc, pid
 
     def _read(self, timeout: float | None) -> dict[str, object]:
+        """The server's next answer (one line). Read from the pipe itself, not through the
+        buffered ``proc.stdout``: a buffered readline may take in both answers of a command
+        that ends at once (``pid`` and ``rc``), and select() would then wait on an empty pipe
+        for the second one until the time limit ran out."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
+        while b"\n" not in self._pending:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError
-        line = self.proc.stdout.readline()
-        if not line:
-            self.close()
-            raise ServerGone(f"nbgrader server exited ({self.proc.wait()})")
+            if not ready:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self.close()
+                raise ServerGone(f"nbgrader server exited ({self.proc.wait()})")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
         try:
             answer = json.loads(line)
         except ValueError as err:
