@@ -12,7 +12,7 @@ process), which the main process sums and prints as a table (a file's session fi
 charged to the file that first uses them).
 
 Loaded by the repository's conftest.py; without ``--cpu-by-file`` it does nothing. Where the
-cpuacct controller is not writable (cgroup v2 only, no root) it says so and counts nothing.
+process cannot make a cpuacct group (cgroup v2 only, no root) it says so and counts nothing.
 """
 
 from __future__ import annotations
@@ -80,18 +80,23 @@ def pytest_configure(config: pytest.Config) -> None:
             old.unlink()
     else:
         folder = Path(config.workerinput["cpu_by_file_dir"])  # type: ignore[attr-defined]
-    counter = Counter(folder) if os.access(CPUACCT, os.W_OK) else None
-    config.pluginmanager.register(_Hooks(counter, folder, main, config), "cpu_by_file_hooks")
+    try:
+        counter: Counter | None = Counter(folder)
+    except OSError:  # no cgroup v1 cpuacct here, or not ours to write
+        counter = None
+    # pytest-xdist's main process only relays the workers' reports: it counts no test
+    counting = None if main and _under_xdist(config) else counter
+    hooks = _Hooks(counter, counting, folder, main)
+    config.pluginmanager.register(hooks, "cpu_by_file_hooks")
 
 
 class _Hooks:
     def __init__(
-        self, counter: Counter | None, folder: Path, main: bool, config: pytest.Config
+        self, counter: Counter | None, counting: Counter | None, folder: Path, main: bool
     ) -> None:
-        self.counter = counter
+        self.counter = counter  # this process's group (None: nothing can be counted here)
+        self.counting = counting  # the same, where this process runs tests
         self.folder = folder
-        # pytest-xdist's main process only relays the workers' reports: it counts nothing
-        self.counts = counter is not None and not (main and _under_xdist(config))
         self.main = main
 
     @pytest.hookimpl(optionalhook=True)
@@ -100,12 +105,12 @@ class _Hooks:
         node.workerinput["cpu_by_file_dir"] = str(self.folder)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        if self.counts and self.counter:
-            self.counter.start()
+        if self.counting:
+            self.counting.start()
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        if self.counts and self.counter:
-            self.counter.finish(nodeid)
+        if self.counting:
+            self.counting.finish(nodeid)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
@@ -117,7 +122,9 @@ class _Hooks:
             return
         terminalreporter.write_sep("=", "CPU seconds by test file (cpuacct, with all started)")
         if self.counter is None:
-            terminalreporter.write_line(f"{CPUACCT} is not writable here: no CPU counted")
+            terminalreporter.write_line(
+                f"no cgroup of {CPUACCT} could be made here: no CPU counted"
+            )
             return
         for line in table(self.folder):
             terminalreporter.write_line(line)

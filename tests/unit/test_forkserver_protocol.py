@@ -3,34 +3,33 @@ stand-in server: no nbgrader is started. (The real server: tests/grading/test_fo
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 import time
+from pathlib import Path
 
 import pytest
 
 from course import forkserver
 
-
-def stand_in(script: str) -> forkserver.Server:
-    """A Server whose process is ``python -c script`` instead of the nbgrader server."""
-    server = forkserver.Server.__new__(forkserver.Server)
-    server.key = forkserver.startup_key({})
-    server._pending = b""
-    server.proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    return server
+READY = "print('{\"ready\": true}', flush=True)\n"
 
 
-def test_both_answers_of_a_command_that_ends_at_once_are_read_without_waiting():
+def stand_in(script: str, monkeypatch) -> forkserver.Server:
+    """A Server started as usual, whose process runs ``script`` (after saying it is ready)
+    instead of the nbgrader server's loop."""
+    monkeypatch.setattr(forkserver, "SERVER_MAIN", READY + script)
+    return forkserver.Server(dict(os.environ), Path.cwd())
+
+
+def test_both_answers_of_a_command_that_ends_at_once_are_read_without_waiting(monkeypatch):
     """A command that fails at once (a notebook that is not JSON: 0.3 s) has its pid and its
     exit code written before the client reads the first; the second must not wait for the
     time limit (it waited 30 minutes in a class graded on a busy machine)."""
     server = stand_in(
         "import sys, time\n"
         'sys.stdout.write(\'{"pid": 42}\\n{"rc": 1}\\n\'); sys.stdout.flush()\n'
-        "time.sleep(30)\n"
+        "time.sleep(30)\n",
+        monkeypatch,
     )
     try:
         time.sleep(0.5)  # both lines are in the pipe before the first read
@@ -43,11 +42,12 @@ def test_both_answers_of_a_command_that_ends_at_once_are_read_without_waiting():
         server.close()
 
 
-def test_an_answer_in_pieces_is_one_answer_and_silence_times_out():
+def test_an_answer_in_pieces_is_one_answer_and_silence_times_out(monkeypatch):
     server = stand_in(
         "import sys, time\n"
         "sys.stdout.write('{\"pi'); sys.stdout.flush(); time.sleep(0.3)\n"
-        "sys.stdout.write('d\": 7}\\n'); sys.stdout.flush(); time.sleep(30)\n"
+        "sys.stdout.write('d\": 7}\\n'); sys.stdout.flush(); time.sleep(30)\n",
+        monkeypatch,
     )
     try:
         assert server._read(timeout=5) == {"pid": 7}
@@ -58,11 +58,10 @@ def test_an_answer_in_pieces_is_one_answer_and_silence_times_out():
         server.close()
 
 
-def test_a_server_that_exits_is_gone_and_nonsense_is_refused():
-    server = stand_in("print('{\"ready\": true}')")
-    assert server._read(timeout=5) == {"ready": True}
+def test_a_server_that_exits_is_gone_and_nonsense_is_refused(monkeypatch):
+    server = stand_in("", monkeypatch)  # ready, then gone
     with pytest.raises(forkserver.ServerGone, match="exited"):
         server._read(timeout=5)
-    server = stand_in("print('Traceback (most recent call last):')")
+    server = stand_in("print('Traceback (most recent call last):')", monkeypatch)
     with pytest.raises(forkserver.ServerGone, match="said"):
         server._read(timeout=5)
