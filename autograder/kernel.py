@@ -47,7 +47,13 @@ def _fail(message: str, name: str | None = None) -> int:
 
 
 def _submission_files(folder: Path) -> list[Path]:
-    """Regular files of the submission folder to copy into the sandbox (no links)."""
+    """Regular files of the notebook's folder to copy into the sandbox (no links).
+
+    None while grading: nbgrader has by then written into that folder the notebook with the
+    hidden tests put back, and the source's other files (the visible checks' values), and
+    no exercise reads a file. ``validate`` runs a learner's own folder, and gets it."""
+    if grading():
+        return []
     files: list[Path] = []
     total = 0
     for path in sorted(folder.rglob("*")):

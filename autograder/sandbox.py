@@ -2,8 +2,8 @@
 
 Inside (see ``bwrap_argv``): a uid of its own that owns no file of the machine (no capabilities,
 ``no_new_privs``); the system, the Python installation, the virtual environment and the course's
-``helpers`` and ``checks`` packages read-only; a fresh copy of the one submission in a
-size-capped tmpfs home, a size-capped private ``/tmp``; no network at all (a network namespace
+``helpers`` and ``checks`` packages read-only; a size-capped tmpfs home (empty while grading:
+the cells reach the kernel one by one as they run), a size-capped private ``/tmp``; no network at all (a network namespace
 with only its own loopback); a PID namespace whose processes all die with the kernel. Nothing
 else of the machine is mounted: not the course, the gradebook, ``solutions/``, other
 submissions, the instructor tool or this package.
