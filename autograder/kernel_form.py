@@ -10,7 +10,12 @@ process. The kernel, where the learner's code runs, gets the *kernel form*:
   ``t.close(name, actual)``, ``t.equal(...)``, ``t.shape(...)``, ``t.agree(...)``,
   ``t.true(...)``; ``t.raises(name, None, fn, *args)`` keeps the call it watches;
 * then every assignment, ``def`` or ``class`` whose names nothing left in the notebook reads
-  is removed (again, until none is), so code that only built expected values is gone.
+  is removed (again, until none is), so code that only built expected values is gone;
+* what is left runs inside a function of its own (``_afz_test_cell``), which binds the
+  built-ins and the course's imports it uses as its own local names (``from builtins import
+  str, getattr``; ``import numpy as np``), so that a learner's global ``str`` or ``np`` is never
+  what a test cell calls; the names it binds stay its locals (gone when the cell ends), but
+  for those another cell reads.
 
 So nothing in the kernel computes or holds a value a verdict compares with; a learner's code
 that looks for one (in the cell's globals, its frames, its source in ``In[]``) finds inputs.
@@ -22,7 +27,9 @@ or ``lambda`` that is not a call of the learner's code is left in a kernel form
 from __future__ import annotations
 
 import ast
+import builtins
 import json
+import symtable
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
@@ -32,6 +39,8 @@ from autograder import regions
 
 # check -> how many leading positional arguments the kernel keeps (name and value)
 RECORDED = {"close": 2, "equal": 2, "shape": 2, "agree": 2, "true": 2}
+WRAPPER = "_afz_test_cell"  # the function a kernel form runs in
+BUILTINS = frozenset(dir(builtins))
 
 
 _source = regions.source_of
@@ -56,21 +65,93 @@ def _forms(source_nb: dict[str, Any]) -> dict[str, str]:
     """
     cells = [c for c in source_nb.get("cells", []) if c.get("cell_type") == "code"]
     tests = {c["metadata"]["nbgrader"]["grade_id"]: _source(c) for c in cells if _is_test(c)}
+    imports = [_source(c) for c in cells if not _is_test(c) and regions.cell_kind(c) != "solution"]
     reads_by_cell = []
     for cell in cells:
         text = _source(cell)
         if _is_test(cell):
             text = "\n".join(s for s in _kept_text(text))
-        reads_by_cell.append((regions.nbgrader_meta(cell).get("grade_id"), _reads(text)))
+        reads_by_cell.append((regions.nbgrader_meta(cell).get("grade_id"), _free_reads(text)))
     forms = {}
     for grade_id, text in tests.items():
         elsewhere = set().union(*(r for g, r in reads_by_cell if g != grade_id))
-        forms[grade_id] = kernel_form(text, elsewhere)
+        forms[grade_id] = kernel_form(text, elsewhere, imports)
     return forms
 
 
-def kernel_form(source: str, read_elsewhere: Iterable[str] = ()) -> str:
-    """The kernel form of one test cell's ``source`` (see the module's docstring)."""
+def kernel_form(
+    source: str, read_elsewhere: Iterable[str] = (), course_cells: Iterable[str] = ()
+) -> str:
+    """The kernel form of one test cell's ``source`` (see the module's docstring);
+    ``course_cells``: the sources of the notebook's own code cells, whose imports the form
+    repeats for the names it uses."""
+    read_elsewhere = set(read_elsewhere)
+    return _sealed(_answer_free(source, read_elsewhere), read_elsewhere, course_cells)
+
+
+def _sealed(text: str, read_elsewhere: set[str], course_cells: Iterable[str]) -> str:
+    """``text`` as the body of a function that binds its own built-ins and imports."""
+    tree = ast.parse(text)
+    bound = _top_level_names(tree) | _imported(tree.body)
+    free = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    } - bound
+    prologue: list[ast.stmt] = []
+    trusted = sorted(free & BUILTINS)
+    if trusted:
+        names = [ast.alias(name) for name in trusted]
+        prologue.append(ast.ImportFrom(module="builtins", names=names, level=0))
+    prologue += _imports_of(course_cells, free - BUILTINS)
+    shared = sorted(bound & read_elsewhere)
+    if shared:
+        prologue.append(ast.Global(names=shared))
+    body = prologue + tree.body or [ast.Pass()]
+    func = ast.FunctionDef(
+        name=WRAPPER,
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    call = ast.Expr(ast.Call(func=ast.Name(WRAPPER, ast.Load()), args=[], keywords=[]))
+    gone = ast.Delete(targets=[ast.Name(WRAPPER, ast.Del())])
+    module = ast.Module(body=[func, call, gone], type_ignores=[])
+    return ast.unparse(ast.fix_missing_locations(module)) + "\n"
+
+
+def _imported(body: list[ast.stmt]) -> set[str]:
+    return {
+        (a.asname or a.name).split(".")[0]
+        for stmt in body
+        if isinstance(stmt, ast.Import | ast.ImportFrom)
+        for a in stmt.names
+    }
+
+
+def _imports_of(course_cells: Iterable[str], names: set[str]) -> list[ast.stmt]:
+    """The course cells' top-level imports of ``names`` (the last binding of each wins)."""
+    found: dict[str, ast.stmt] = {}
+    for text in course_cells:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                for a in stmt.names:
+                    if (a.asname or a.name) in names and a.name != "*":
+                        found[a.asname or a.name] = ast.ImportFrom(stmt.module, [a], 0)
+            elif isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    name = a.asname or a.name.split(".")[0]
+                    if name in names:
+                        found[name] = ast.Import([a])
+    return [found[n] for n in sorted(found)]
+
+
+def _answer_free(source: str, read_elsewhere: set[str]) -> str:
+    """``source`` with its check calls cut to what they record and dead statements gone."""
     tree = ast.parse(source)
     testers = _testers(tree)
     edits: list[tuple[int, int, str]] = []  # (start offset, end offset, new text)
@@ -88,7 +169,7 @@ def kernel_form(source: str, read_elsewhere: Iterable[str] = ()) -> str:
         if new is not None:
             start = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
             edits.append((start, _end(node, offset), new))
-    removed = _dead_statements(tree, dropped, set(read_elsewhere))
+    removed = _dead_statements(tree, dropped, read_elsewhere)
     for stmt in removed:
         first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
         start = offset(first, 0)
@@ -100,10 +181,6 @@ def kernel_form(source: str, read_elsewhere: Iterable[str] = ()) -> str:
     text = source
     for start, end, new in sorted(_outermost(edits), reverse=True):
         text = text[:start] + new + text[end:]
-    gone = sorted(_top_level_names(ast.parse(text)) - set(read_elsewhere))
-    if gone:
-        names = ", ".join(repr(n) for n in gone)
-        text = text.rstrip("\n") + f"\nfor _name in ({names},):\n    globals().pop(_name, None)\n"
     return text
 
 
@@ -180,12 +257,103 @@ def _check_call(node: ast.AST, testers: set[str], source: str, dropped: set[int]
     return None
 
 
-def _reads(source: str, skip: set[int] | None = None) -> set[str]:
+def _free_reads(source: str) -> set[str]:
+    """The global names a cell reads that it has not bound itself by then: the ones another
+    cell must provide (a function's own arguments and locals are not among them)."""
     try:
         tree = ast.parse(source)
+        table = symtable.symtable(source, "<cell>", "exec")
     except SyntaxError:
         return set()
-    return _loads(tree, skip or set())
+    bound_anywhere = _top_level_names(tree) | _imported(tree.body)
+    free = {n for n in _nested_globals(table) if n not in bound_anywhere}
+    _walk_in_order(tree.body, set(), free)
+    return free
+
+
+def _walk_in_order(body: list[ast.stmt], bound: set[str], free: set[str]) -> None:
+    """Add to ``free`` the names ``body`` reads, statement by statement, before it binds them
+    (a loop's or a ``with``'s target is bound before its body runs)."""
+
+    def read(*nodes: ast.AST | None) -> None:
+        for node in nodes:
+            if node is not None:
+                free.update(_module_level_loads(node) - bound)
+
+    def bind(node: ast.AST | None) -> None:
+        if node is not None:
+            bound.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+
+    for stmt in body:
+        if isinstance(stmt, ast.For | ast.AsyncFor):
+            read(stmt.iter)
+            bind(stmt.target)
+            _walk_in_order(stmt.body + stmt.orelse, bound, free)
+        elif isinstance(stmt, ast.While | ast.If):
+            read(stmt.test)
+            _walk_in_order(stmt.body + stmt.orelse, bound, free)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                read(item.context_expr)
+                bind(item.optional_vars)
+            _walk_in_order(stmt.body, bound, free)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            _walk_in_order(stmt.body, bound, free)
+            for handler in stmt.handlers:
+                read(handler.type)
+                if handler.name:
+                    bound.add(handler.name)
+                _walk_in_order(handler.body, bound, free)
+            _walk_in_order(stmt.orelse + stmt.finalbody, bound, free)
+        else:
+            read(stmt)
+            bound.update(_top_level_names(ast.Module(body=[stmt], type_ignores=[])))
+            bound.update(_imported([stmt]))
+
+
+def _nested_globals(table: symtable.SymbolTable) -> set[str]:
+    """Global names read inside the functions, classes and comprehensions of a cell."""
+    found: set[str] = set()
+    for child in table.get_children():
+        found |= {s.get_name() for s in child.get_symbols() if s.is_referenced() and s.is_global()}
+        found |= _nested_globals(child)
+    return found
+
+
+def _module_level_loads(node: ast.AST) -> set[str]:
+    """Names read by ``node`` outside any function, lambda, class body or comprehension."""
+    found: set[str] = set()
+    stack = [ast.Module(body=[node], type_ignores=[])]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, _SCOPES):
+                # decorators, defaults and a class's bases are read where the def stands
+                for part in (
+                    *getattr(child, "decorator_list", []),
+                    *getattr(child, "bases", []),
+                    *getattr(getattr(child, "args", None), "defaults", []),
+                ):
+                    stack.append(part)
+                if isinstance(child, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                    stack.append(child.generators[0].iter)  # the first iterable is read here
+                continue
+            stack.append(child)
+    return found
+
+
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.GeneratorExp,
+    ast.DictComp,
+)
 
 
 def _loads(node: ast.AST, skip: set[int]) -> set[str]:
@@ -284,8 +452,8 @@ def _is_print(stmt: ast.stmt) -> bool:
 
 
 def _kept_text(source: str) -> list[str]:
-    """A test cell's source as other cells see it: its kernel form's lines."""
+    """A test cell's source as other cells see it: its answer-free lines."""
     try:
-        return kernel_form(source).splitlines()
+        return _answer_free(source, set()).splitlines()
     except (SyntaxError, ValueError):
         return source.splitlines()
