@@ -112,7 +112,6 @@ def _sealed(text: str, read_elsewhere: set[str], course_cells: Iterable[str]) ->
         body=body,
         decorator_list=[],
         returns=None,
-        type_params=[],
     )
     call = ast.Expr(ast.Call(func=ast.Name(WRAPPER, ast.Load()), args=[], keywords=[]))
     gone = ast.Delete(targets=[ast.Name(WRAPPER, ast.Del())])
@@ -323,24 +322,20 @@ def _nested_globals(table: symtable.SymbolTable) -> set[str]:
 def _module_level_loads(node: ast.AST) -> set[str]:
     """Names read by ``node`` outside any function, lambda, class body or comprehension."""
     found: set[str] = set()
-    stack = [ast.Module(body=[node], type_ignores=[])]
+    stack: list[ast.AST] = [node]
     while stack:
         n = stack.pop()
+        if isinstance(n, _SCOPES):
+            # decorators, defaults and a class's bases are read where the def stands
+            stack.extend(getattr(n, "decorator_list", []))
+            stack.extend(getattr(n, "bases", []))
+            stack.extend(getattr(getattr(n, "args", None), "defaults", []))
+            if isinstance(n, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                stack.append(n.generators[0].iter)  # the first iterable is read here
+            continue
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             found.add(n.id)
-        for child in ast.iter_child_nodes(n):
-            if isinstance(child, _SCOPES):
-                # decorators, defaults and a class's bases are read where the def stands
-                for part in (
-                    *getattr(child, "decorator_list", []),
-                    *getattr(child, "bases", []),
-                    *getattr(getattr(child, "args", None), "defaults", []),
-                ):
-                    stack.append(part)
-                if isinstance(child, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
-                    stack.append(child.generators[0].iter)  # the first iterable is read here
-                continue
-            stack.append(child)
+        stack.extend(ast.iter_child_nodes(n))
     return found
 
 
