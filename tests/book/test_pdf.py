@@ -9,8 +9,8 @@ folder are read instead. For each edition's PDF:
   Chinese) in the text and as a top-level bookmark of the PDF outline, in reading order;
 - every font is embedded, and the Chinese edition's text is Chinese (the CJK glyphs are drawn
   with an embedded font: a missing glyph would not extract as the character);
-- no raw TeX is left (MathJax typeset every formula) and no solution line shows (the secret
-  lines of solutions/, judged by course.leaks as for the site);
+- no raw TeX is left (MathJax typeset every formula), no solution line shows (the secret
+  lines of solutions/, judged by course.leaks as for the site) and no test marker of nbval;
 - no word lies past the right edge of its page (code is wrapped, not cut): shown to fail on a
   page printed by the same Chromium with code that is not wrapped;
 - the page count is plausible for the book (not a few pages, not thousands).
@@ -174,6 +174,8 @@ def test_no_raw_tex_and_no_solution_line(book, tmp_path):
     _edition, pdf = book
     raw = sorted({m.group(0) for m in RAW_TEX.finditer(pdf.text)})
     assert not raw, f"{pdf.path.name}: raw TeX in the text: {raw} (math not typeset?)"
+    markers = sorted(set(re.findall(r"NBVAL_[A-Z_]+|nbval-tolerance", pdf.text, flags=re.I)))
+    assert not markers, f"{pdf.path.name}: test markers printed for readers: {markers}"
     # public as in test_book_build: the student version, every released exercise and helpers
     public = (
         released_source()

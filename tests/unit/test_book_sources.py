@@ -154,3 +154,15 @@ def test_chapter_outputs_have_no_errors_or_warnings(notebook):
             else:
                 text = json.dumps(output.get("data", {}))
             assert "Traceback" not in text, f"{where}: a traceback in the output"
+
+
+@pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_code_shows_no_test_marker(notebook):
+    """Test markers go in a cell's metadata or tags: its code is what the book shows."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    marker = re.compile(r"^\s*#\s*(NBVAL_|PYTEST_VALIDATE_)", re.MULTILINE)
+    shown = [i for i, c in enumerate(cells) if marker.search("".join(c["source"]))]
+    assert not shown, (
+        f"{notebook.name}: cells {shown} carry an nbval marker in their code; put it in the cell's "
+        "metadata ('nbval-tolerance') or tags ('nbval-ignore-output')"
+    )
