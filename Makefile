@@ -35,7 +35,7 @@ OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book pdf pdf-deps browser-deps sandbox-deps postgres-deps lint format typecheck check unit test test-kernels clean distclean
+.PHONY: help venv book pdf pdf-deps browser-deps sandbox-deps postgres-deps cjk-font lint format typecheck check unit test test-kernels clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -85,7 +85,7 @@ lock: $(STAMP) ## Regenerate the lock requirements.txt from pyproject.toml (pip-
 
 # Two editions from one source: English in _build/html/, Chinese in _build/html/zh/ (the prose
 # from locale/zh_CN/LC_MESSAGES/, code, outputs and figures from the same notebooks).
-book: $(STAMP) ## Build the HTML book, English in _build/html and Chinese in _build/html/zh (warnings are errors; notebooks are not executed)
+book: $(STAMP) cjk-font ## Build the HTML book, English in _build/html and Chinese in _build/html/zh (warnings are errors; notebooks are not executed)
 	@mkdir -p _build && touch _build/.book-started
 	rm -f _build/html/searchindex.js  # Sphinx would merge the new index into the stale one
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
@@ -112,7 +112,7 @@ book-if-stale: $(STAMP)
 # Chromium from the built site (tools/build_pdf.py: the whole edition on one page, math by the
 # site's MathJax, the CJK font embedded, a PDF outline per page of the book). Builds the book
 # first when it is not there; after an edit, `make book pdf`.
-pdf: $(STAMP) browser-deps ## Print both editions to PDF into _build/pdf (Chromium; builds the book first if missing)
+pdf: $(STAMP) browser-deps cjk-font ## Print both editions to PDF into _build/pdf (Chromium; builds the book first if missing)
 	@test -f _build/html/zh/intro.html || $(MAKE) --no-print-directory book
 	$(PY) tools/build_pdf.py
 
@@ -124,6 +124,31 @@ i18n: $(STAMP) ## Update the Chinese catalogs from the English pages (sphinx-int
 	$(BIN)/sphinx-intl update -p _build/i18n/_build/gettext -l zh_CN -d locale
 	$(PY) tools/i18n_check.py _build/i18n/_build/gettext
 	$(PY) tools/term_report.py --flags-only
+
+# The Chinese of the figures and of the web font is Noto Sans CJK SC, the Simplified Chinese face
+# of Debian's fonts-noto-cjk (SIL OFL 1.1; helpers/pictures/plotting.py, _ext/cjk_webfont.py).
+# Its two sans-serif collections (regular and bold) are unpacked from the package into .venv,
+# not installed system-wide: a system CJK font would let Chromium draw the book's Chinese
+# without the web font, and the browser tests check the pages as a reader without one sees
+# them. Needs the apt lists (apt-get update, as root) to download the package. No-op when done.
+CJK_FONT_DIR := $(VENV)/share/fonts/noto-cjk
+CJK_FONT_FILES := NotoSansCJK-Regular.ttc NotoSansCJK-Bold.ttc
+cjk-font: $(STAMP) ## Unpack Debian's fonts-noto-cjk (Noto Sans CJK SC) into .venv for figures and web font
+	@if [ -f $(CJK_FONT_DIR)/NotoSansCJK-Bold.ttc ]; then exit 0; fi; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	if ! (cd "$$tmp" && apt-get download fonts-noto-cjk >/dev/null 2>&1); then \
+		if [ "$$(id -u)" -ne 0 ]; then \
+			echo "error: apt-get download fonts-noto-cjk failed; as root, run: apt-get update" >&2; \
+			exit 1; \
+		fi; \
+		apt-get update -qq && (cd "$$tmp" && apt-get download fonts-noto-cjk); \
+	fi; \
+	dpkg-deb -x "$$tmp"/fonts-noto-cjk_*.deb "$$tmp/deb"; \
+	mkdir -p $(CJK_FONT_DIR); \
+	for f in $(CJK_FONT_FILES); do cp "$$tmp/deb/usr/share/fonts/opentype/noto/$$f" $(CJK_FONT_DIR)/.$$f.tmp; \
+		mv $(CJK_FONT_DIR)/.$$f.tmp $(CJK_FONT_DIR)/$$f; done; \
+	cp "$$tmp/deb/usr/share/doc/fonts-noto-cjk/copyright" $(CJK_FONT_DIR)/copyright; \
+	echo "Unpacked Noto Sans CJK (fonts-noto-cjk) into $(CJK_FONT_DIR)"
 
 # The browser tests (tests/book/test_browser.py) drive Debian's Chromium through Playwright for
 # Python (pinned in requirements.txt); `playwright install` is never used. No-op when installed.
@@ -192,7 +217,7 @@ typecheck: $(STAMP) ## Type-check helpers, checks, autograder and course with my
 # of the slow tier (tests/grading, tests/book). mypy runs beside the unit tests, which
 # pytest-xdist spreads over the cores, a test file per process (-O: each one's output whole).
 UNIT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-check: $(STAMP) sandbox-deps lint ## Everyday check (under a minute): lint, then type check and the fast unit tests side by side
+check: $(STAMP) sandbox-deps cjk-font lint ## Everyday check (under a minute): lint, then type check and the fast unit tests side by side
 	@$(MAKE) --no-print-directory -j2 -O typecheck unit
 
 unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
@@ -214,7 +239,7 @@ TEST_JOBS ?= $(UNIT_JOBS)
 KERNEL_JOBS ?= $(TEST_JOBS)
 XDIST_ARGS = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 .PHONY: test-native test-other-kernels
-test: $(STAMP) browser-deps pdf-deps sandbox-deps postgres-deps lint ## Everything (CI): lint; then side by side the type check, the book if stale, every test (slow tier included) and nbval, and the cpu_kernels tests with other kernels
+test: $(STAMP) browser-deps pdf-deps sandbox-deps postgres-deps cjk-font lint ## Everything (CI): lint; then side by side the type check, the book if stale, every test (slow tier included) and nbval, and the cpu_kernels tests with other kernels
 	@$(MAKE) --no-print-directory -j3 -O typecheck test-native test-other-kernels
 
 test-native: book-if-stale

@@ -17,6 +17,12 @@ locale/<language>/LC_MESSAGES/:
   book's catalog in front of the theme's (the theme's stays as the fallback) and translates the
   search placeholder, which Jupyter Book sets as a theme option.
 
+A few of the theme's words are written into its templates without gettext (the titles of the
+two sidebar buttons, "Toggle primary sidebar" and "Toggle secondary sidebar", and the labels that
+screen readers announce for two navigation landmarks, aria-label="Main" and "Page"): no catalog
+can reach them, so at `build-finished` this extension replaces those attribute values in the
+built pages with their booktheme.po translations (HARD_CODED).
+
 The English edition is untouched (no catalog is read for English).
 """
 
@@ -29,6 +35,13 @@ from babel.messages.pofile import read_po
 from sphinx.locale import translators
 
 DOMAIN = "booktheme"
+# (attribute, English value) pairs that sphinx-book-theme's templates write without gettext
+HARD_CODED = [
+    ("title", "Toggle primary sidebar"),
+    ("title", "Toggle secondary sidebar"),
+    ("aria-label", "Main"),
+    ("aria-label", "Page"),
+]
 
 
 class _Catalog(gettext.NullTranslations):
@@ -74,6 +87,41 @@ def install(app, config) -> None:
         config.html_theme_options = options
 
 
+def _book_messages(app) -> dict[str, str]:
+    """The book's booktheme.po translations for the edition's language ({} for English)."""
+    language = app.config.language or "en"
+    if language.startswith("en"):
+        return {}
+    messages: dict[str, str] = {}
+    for folder in app.config.locale_dirs:
+        po = Path(app.srcdir, folder, language, "LC_MESSAGES", f"{DOMAIN}.po")
+        if po.is_file():
+            messages.update(_messages(po))
+    return messages
+
+
+def replace_hard_coded(app, exception) -> None:
+    """`build-finished`: the theme's words that no catalog reaches, translated in the pages."""
+    if exception is not None or app.builder.format != "html":
+        return
+    messages = _book_messages(app)
+    pairs = [
+        (f'{attribute}="{english}"', f'{attribute}="{messages[english]}"')
+        for attribute, english in HARD_CODED
+        if english in messages
+    ]
+    if not pairs:
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        new = text
+        for old, translated in pairs:
+            new = new.replace(old, translated)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
 def setup(app):
     app.connect("config-inited", install)
+    app.connect("build-finished", replace_hard_coded)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,9 +1,16 @@
 """Pictures for the course: attention heat maps, positional encodings, loss curves.
 
 Every plotting function first calls `use_cjk_font()`, so token labels such as 猫, 趴, 垫子
-render as Chinese characters instead of empty boxes ("tofu"). The font is the Noto Sans CJK
-OTF file shipped by the pip package `cvttf-NotoSansCJK-Regular` (see requirements.txt);
-nothing is downloaded at runtime.
+render as Chinese characters instead of empty boxes ("tofu"), in their Simplified Chinese forms.
+The font is Noto Sans CJK SC, the Simplified Chinese face of the Noto Sans CJK collection that
+Debian ships as the package `fonts-noto-cjk` (SIL Open Font License 1.1); `make cjk-font`
+unpacks it into the virtual environment (.venv/share/fonts), and `cjk_font_path()` takes that
+face out of the collection file once into matplotlib's cache folder. The same face, regular
+and bold, is the book's web font (_ext/cjk_webfont.py). A machine without it falls back, with
+a warning, to the Noto Sans CJK of the pip package `cvttf-NotoSansCJK-Regular`
+(requirements.txt), whose glyphs are the Traditional Chinese forms: matplotlib applies no
+OpenType `locl` feature, so a figure shows a font's default forms. Nothing is downloaded at
+runtime.
 
 The module never selects a matplotlib backend itself, so it works headless (Agg) as well as
 inline in Jupyter.
@@ -15,7 +22,10 @@ import functools
 import importlib.resources
 import importlib.util
 import math
+import os
+import sys
 import unicodedata
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +39,19 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-CJK_FONT_PACKAGE = "cvttf_NotoSansCJK_Regular"
+CJK_FONT_PACKAGE = "cvttf_NotoSansCJK_Regular"  # the fallback: Traditional Chinese forms
+CJK_FAMILY = "Noto Sans CJK SC"  # the Simplified Chinese face of Noto Sans CJK
+# The collections of Debian's fonts-noto-cjk: where `make cjk-font` unpacks them (the
+# environment's share/fonts), else where the package installs them system-wide.
+CJK_COLLECTIONS = {
+    "regular": "NotoSansCJK-Regular.ttc",
+    "bold": "NotoSansCJK-Bold.ttc",
+}
+FONT_ROOTS = (
+    Path(sys.prefix) / "share" / "fonts",
+    Path("/usr/share/fonts"),
+    Path("/usr/local/share/fonts"),
+)
 FALLBACK_FONT = "DejaVu Sans"
 ANNOTATE_MAX_SIZE = 8  # annotate cell values when both sides of the matrix are at most this
 
@@ -42,13 +64,72 @@ ArrayLike = torch.Tensor | np.ndarray | Sequence[Any]
 # fonts
 
 
+def _collection(weight: str) -> Path | None:
+    """The Noto Sans CJK collection file (.ttc) of `weight`, if this machine has one."""
+    for root in FONT_ROOTS:
+        if root.is_dir():
+            found = sorted(root.rglob(CJK_COLLECTIONS[weight]))
+            if found:
+                return found[0]
+    return None
+
+
+@functools.cache
+def simplified_cjk_font_path(weight: str = "regular") -> Path:
+    """Noto Sans CJK SC of `weight` ("regular" or "bold") as a font file of one face.
+
+    Taken once out of the system's Noto Sans CJK collection (Debian: fonts-noto-cjk, installed
+    by `make cjk-font`) into matplotlib's cache folder. Raises RuntimeError where the
+    collection is missing.
+    """
+    if weight not in CJK_COLLECTIONS:
+        raise ValueError(f"weight must be one of {sorted(CJK_COLLECTIONS)}, not {weight!r}")
+    collection = _collection(weight)
+    if collection is None:
+        raise RuntimeError(
+            f"The Simplified Chinese font {CJK_FAMILY} ({weight}) is not installed: its "
+            f"collection {CJK_COLLECTIONS[weight]} was not found under "
+            f"{', '.join(str(r) for r in FONT_ROOTS)}. Install Debian's fonts-noto-cjk "
+            "(make cjk-font, as root: apt-get install fonts-noto-cjk)."
+        )
+    stat = collection.stat()
+    out = Path(mpl.get_cachedir()) / "afz-cjk" / f"{collection.stem}-SC-{stat.st_size}.otf"
+    if not out.is_file():
+        from fontTools.ttLib import TTCollection
+
+        fonts = TTCollection(str(collection), lazy=True)
+        faces = [f for f in fonts if f["name"].getDebugName(1) == CJK_FAMILY]
+        if not faces:
+            raise RuntimeError(f"{collection} has no face named {CJK_FAMILY!r}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        faces[0].save(str(tmp))
+        tmp.replace(out)  # atomic: two processes may extract it at the same time
+    return out
+
+
 @functools.cache
 def cjk_font_path() -> Path:
-    """Path of the Noto Sans CJK font file inside the `cvttf-NotoSansCJK-Regular` package."""
+    """Path of the font file that draws Chinese in the figures: Noto Sans CJK SC.
+
+    Falls back, with a warning, to the Noto Sans CJK file of the pip package
+    `cvttf-NotoSansCJK-Regular` (Traditional Chinese forms) where the Simplified face is not
+    installed.
+    """
+    try:
+        return simplified_cjk_font_path("regular")
+    except RuntimeError as missing:
+        warnings.warn(
+            f"{missing} Figures fall back to the pip package's Noto Sans CJK, whose glyphs are "
+            "the Traditional Chinese forms.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if importlib.util.find_spec(CJK_FONT_PACKAGE) is None:
         raise RuntimeError(
-            "The CJK font package 'cvttf-NotoSansCJK-Regular' is not installed, so Chinese "
-            "labels would render as empty boxes. Install the course environment with: "
+            "Neither Noto Sans CJK SC (Debian's fonts-noto-cjk) nor the CJK font package "
+            "'cvttf-NotoSansCJK-Regular' is installed, so Chinese labels would render as empty "
+            "boxes. Run `make cjk-font`, or install the course environment with: "
             "pip install -r requirements.txt"
         )
     package_dir = importlib.resources.files(CJK_FONT_PACKAGE)
@@ -66,17 +147,27 @@ def cjk_font_path() -> Path:
 
 
 def use_cjk_font() -> str:
-    """Make matplotlib render Chinese text with Noto Sans CJK; return the font family name.
+    """Make matplotlib render Chinese text with Noto Sans CJK SC; return the font family name.
 
-    Registers the font file with matplotlib's font manager (once), puts its family first in
+    Registers the font file (and its bold face, where installed, for bold text) with
+    matplotlib's font manager (once), puts its family first in
     `rcParams["font.sans-serif"]` with DejaVu Sans kept as a fallback, and selects the
     sans-serif family. Safe to call any number of times.
     """
     path = cjk_font_path()
     family = font_manager.FontProperties(fname=path).get_name()
+    paths = [path]
+    if family == CJK_FAMILY:
+        try:
+            paths.append(simplified_cjk_font_path("bold"))
+        except RuntimeError:
+            pass  # bold text then uses the regular face
 
-    if not any(Path(entry.fname) == path for entry in font_manager.fontManager.ttflist):
-        font_manager.fontManager.addfont(str(path))
+    registered = {Path(entry.fname) for entry in font_manager.fontManager.ttflist}
+    if any(p not in registered for p in paths):
+        for p in paths:
+            if p not in registered:
+                font_manager.fontManager.addfont(str(p))
         # addfont does not invalidate findfont's cache; a lookup made before registration
         # would otherwise keep resolving to the fallback font.
         cached = getattr(font_manager.fontManager, "_findfont_cached", None)

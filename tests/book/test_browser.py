@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -544,7 +545,9 @@ def test_page_with_chinese_text_loads_its_font_before_the_body(browser, base_url
         f"{path}: Chinese text, but the head's first script is {facts['first_script']!r}, not "
         "_static/cjk-font.js"
     )
-    assert facts["font_faces"] == ["loaded"], f"{path}: the book's CJK font: {facts['font_faces']}"
+    assert facts["font_faces"] == ["loaded", "loaded"], (
+        f"{path}: the book's CJK font (regular and bold): {facts['font_faces']}"
+    )
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -617,12 +620,23 @@ SITE_WORDS_JS = """() => {
     return words.join("\\n");
 }"""
 SITE_WORDS = {
-    "": (["Print to PDF", "Search this book...", "© Copyright 2026.", "Link to this heading"], []),
+    "": (
+        ["Print to PDF", "Search this book...", "© Copyright 2026.", "Link to this heading"]
+        + ["Color mode", "Toggle primary sidebar", "Toggle secondary sidebar"],
+        [],
+    ),
     "zh/": (
-        ["打印为 PDF", "搜索本书……", "© 版权所有 2026。", "链接到本标题", "链接到本术语"],
-        ["列印", "Print to PDF", "Search this book", "Copyright", "Link to this", "et al."],
+        ["打印为 PDF", "搜索本书……", "© 版权所有 2026。", "链接到本标题", "链接到本术语"]
+        + ["颜色模式", "跟随系统设置", "显示或隐藏左侧目录", "显示或隐藏本页目录"],
+        ["列印", "Print to PDF", "Search this book", "Copyright", "Link to this", "et al."]
+        + ["Color mode", "System Settings", "Toggle primary", "Toggle secondary"],
     ),
 }
+# Words that are whole attribute values (aria-label="Main"): looked up as such, not as text.
+SITE_LABELS_JS = """() => Array.from(document.querySelectorAll("[aria-label], [title]"))
+    .flatMap(el => [el.getAttribute("aria-label"), el.getAttribute("title")])
+    .filter(v => v !== null)"""
+ENGLISH_LABELS = {"Main", "Page"}
 
 
 @pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
@@ -634,14 +648,103 @@ def test_site_words_are_in_the_edition_language(browser, base_url, edition):
             page.goto(base_url + edition + path)
             _settle(page)
             words += page.evaluate(SITE_WORDS_JS)
+            labels = set(page.evaluate(SITE_LABELS_JS))
         finally:
             page.context.close()
         assert not record.problems(), _problems_message(edition + path, record.problems())
+        english = ENGLISH_LABELS & labels
+        if edition:
+            assert not english, f"{edition}{path}: English labels for screen readers: {english}"
+        else:
+            assert english == ENGLISH_LABELS, f"{path}: labels {sorted(labels)[:20]}"
     wanted, unwanted = SITE_WORDS[edition]
     missing = [w for w in wanted if w not in words]
     assert not missing, f"{edition or 'en/'}: these site words are missing: {missing}"
     found = [w for w in unwanted if w in words]
     assert not found, f"{edition}: words of another language or region: {found}"
+
+
+# Chinese bold text (the notes' 原文 / 订正 labels, the lead-ins of paragraphs, the glossary's
+# headwords) is drawn with the bold face of the book's CJK font, not the regular one: Chromium
+# reports which face drew each element (DevTools' CSS.getPlatformFontsForNode).
+BOLD_PAGES = ["zh/notes_on_the_article.html", "zh/glossary.html", "zh/" + HAND_CALCULATION]
+MARK_BOLD_JS = r"""() => {
+    const cjk = /[㐀-䶿一-鿿]/g;
+    let n = 0;
+    for (const el of document.querySelectorAll("article strong, article b, dl.glossary > dt")) {
+        const own = Array.from(el.childNodes).filter(c => c.nodeType === Node.TEXT_NODE)
+            .map(c => c.textContent).join("");
+        const chars = own.match(cjk);
+        if (!chars || !el.checkVisibility()) continue;
+        el.setAttribute("data-afz-bold", String(chars.length));
+        el.setAttribute("data-afz-text", own.trim().slice(0, 30));
+        n += 1;
+    }
+    return n;
+}"""
+
+
+def faces_of_chinese_bold(page: Page) -> list[tuple[str, str, int]]:
+    """(text, PostScript names of the fonts that drew it, Chinese characters) for every element
+    of bold Chinese text on the page."""
+    if not page.evaluate(MARK_BOLD_JS):
+        return []
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-afz-bold]"})
+        found = []
+        for node in nodes["nodeIds"]:
+            flat = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
+            attributes = dict(zip(flat[::2], flat[1::2], strict=True))
+            fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+            names = ", ".join(
+                f"{f.get('postScriptName') or f['familyName']} ({f['glyphCount']})" for f in fonts
+            )
+            found.append((attributes["data-afz-text"], names, int(attributes["data-afz-bold"])))
+        return found
+    finally:
+        cdp.detach()
+
+
+@pytest.mark.parametrize("path", BOLD_PAGES)
+def test_chinese_bold_text_is_drawn_with_the_bold_face(browser, base_url, path):
+    page, record = _open(browser, base_url, DESKTOP)
+    try:
+        page.goto(base_url + path, wait_until="load")
+        _settle(page)
+        found = faces_of_chinese_bold(page)
+    finally:
+        page.context.close()
+    assert not record.problems(), _problems_message(path, record.problems())
+    assert len(found) >= 5, f"{path}: only {len(found)} elements of bold Chinese text: {found}"
+    regular = [(text, names) for text, names, _ in found if "Bold" not in names]
+    assert not regular, f"{path}: bold Chinese text drawn without the bold face: {regular[:5]}"
+
+
+def test_the_bold_check_sees_a_page_whose_font_has_no_bold_face(browser, base_url, tmp_path):
+    """The check fails when the bold face is missing: the notes page with a copy of the font
+    script that adds only the regular face (the single face that used to claim every weight)."""
+    _check_site()
+    site = tmp_path / "zh"
+    shutil.copytree(SITE / "zh", site, ignore=shutil.ignore_patterns("_images", "*.ipynb"))
+    script = site / "_static" / "cjk-font.js"
+    faces = script.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in faces if not line.startswith('  face("') or "100 500" in line]
+    kept = [line.replace('"100 500"', '"100 900"') for line in kept]
+    assert len(kept) == len(faces) - 1, "expected one face(...) line per weight in cjk-font.js"
+    script.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    page, record = _open(browser, tmp_path.as_uri() + "/", DESKTOP)
+    try:
+        page.goto((site / "notes_on_the_article.html").as_uri(), wait_until="load")
+        _settle(page)
+        found = faces_of_chinese_bold(page)
+    finally:
+        page.context.close()
+    assert found, "no bold Chinese text found on the notes page"
+    assert all("Bold" not in names for _, names, _ in found), found[:5]
 
 
 def test_chinese_edition_has_one_title(browser, base_url):

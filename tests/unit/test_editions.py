@@ -82,3 +82,35 @@ def test_course_terms_read_the_term_base(tmp_path):
     terms.write_text("- {english: batch, chinese: 批次}\n- {english: x}\n", encoding="utf-8")
     assert zh_search.course_terms(terms) == ["批次"]
     assert zh_search.course_terms(tmp_path / "absent.yml") == []
+
+
+def test_theme_words_without_gettext_are_translated_in_the_built_pages(tmp_path):
+    """sphinx-book-theme writes a few words into its templates without gettext (the sidebar
+    buttons' titles, two landmarks' aria-labels): _ext/site_strings.py replaces them in the
+    Chinese pages from booktheme.po, and leaves the English edition alone."""
+    from types import SimpleNamespace
+
+    import site_strings
+
+    page = tmp_path / "chapters" / "x.html"
+    page.parent.mkdir()
+    html = (
+        '<button title="Toggle primary sidebar"></button><nav aria-label="Main"></nav>'
+        '<button title="Toggle secondary sidebar"></button><nav aria-label="Page"></nav>'
+        "<p>Main Page</p>"
+    )
+
+    def app(language):
+        page.write_text(html, encoding="utf-8")
+        config = SimpleNamespace(language=language, locale_dirs=["locale/"])
+        builder = SimpleNamespace(format="html")
+        return SimpleNamespace(config=config, srcdir=ROOT, outdir=tmp_path, builder=builder)
+
+    site_strings.replace_hard_coded(app("zh_CN"), None)
+    translated = page.read_text(encoding="utf-8")
+    for attribute, english in site_strings.HARD_CODED:
+        assert f'{attribute}="{english}"' not in translated
+    assert 'title="显示或隐藏左侧目录"' in translated and 'aria-label="全书目录"' in translated
+    assert "<p>Main Page</p>" in translated  # only the attribute values
+    site_strings.replace_hard_coded(app("en"), None)
+    assert page.read_text(encoding="utf-8") == html

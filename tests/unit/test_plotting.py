@@ -11,6 +11,7 @@ import torch
 from matplotlib import font_manager
 
 from helpers.pictures.plotting import (
+    CJK_FAMILY,
     cjk_font_has_glyphs,
     cjk_font_path,
     missing_glyphs,
@@ -48,6 +49,24 @@ def test_use_cjk_font_registers_a_cjk_family_first():
         font_manager.FontProperties(family=family), fallback_to_default=False
     )
     assert found == str(cjk_font_path())
+
+
+def test_figures_draw_simplified_chinese_regular_and_bold():
+    """The figures' font is Noto Sans CJK SC (`make cjk-font`), not a face whose default glyphs
+    are the Traditional forms, and bold text gets the bold face."""
+    assert use_cjk_font() == CJK_FAMILY == "Noto Sans CJK SC"
+    found = {
+        weight: font_manager.FontProperties(
+            fname=font_manager.findfont(
+                font_manager.FontProperties(family=CJK_FAMILY, weight=weight),
+                fallback_to_default=False,
+            )
+        )
+        for weight in ("normal", "bold")
+    }
+    assert {w: p.get_name() for w, p in found.items()} == {"normal": CJK_FAMILY, "bold": CJK_FAMILY}
+    assert found["normal"].get_file() != found["bold"].get_file()
+    assert "Bold" in str(found["bold"].get_file())
 
 
 def test_cjk_font_has_every_course_character():
