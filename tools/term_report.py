@@ -11,7 +11,10 @@ glossary, notes on the article; then the labels of the Chinese figures,
 locale/zh_CN/figure_labels.po), the glossary concepts it uses (English, Chinese, how often), and
 two kinds of flags:
 
-(a) a variant: a concept rendered another way than the term base's one term, on any page;
+(a) a variant: a concept rendered another way than the term base's one term, on any page; a
+    variant's modifier also counts where it stands alone in a list whose items share the head
+    noun (正弦、学习得到的、旋转……位置编码: 学习得到的 is the variant 学习得到的位置编码 with its
+    head noun given once at the end), unless it is the chosen term's own modifier;
 (b) on a chapter or exercise page, the first use of a glossary concept in running text without
     its English term in parentheses right after it, 注意力（attention） or 掩码（`mask`）.
 
@@ -130,6 +133,25 @@ def _patterns(values: list[str] | None) -> list[re.Pattern[str]]:
     return [re.compile(v) for v in values or []]
 
 
+def elided_variant(variant: str, chinese: str) -> str | None:
+    """The variant's modifier as an item of a list that shares the head noun, or None.
+
+    For a variant "<modifier>的<head>" (学习得到的位置编码) the modifier followed by the list
+    comma 、 (学习得到的、) renders the same concept with the head noun written once after the
+    last item. None for a variant without a head after 的, or whose modifier is the chosen
+    term's own (可学习的、 shortens 可学习的位置编码 itself).
+    """
+    depth = 0
+    for i, char in enumerate(variant):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "的" and depth == 0 and i < len(variant) - 1:
+            modifier = variant[: i + 1]
+            if re.fullmatch(modifier, chinese[: chinese.find("的") + 1] or "\0"):
+                return None
+            return modifier + "(?=、)"
+    return None
+
+
 def load_terms(path: Path = TERMS) -> TermBase:
     """The term base: every concept with its chosen term, accepted names and variants."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -150,7 +172,14 @@ def load_terms(path: Path = TERMS) -> TermBase:
                 glossary=bool(entry.get("glossary", False)),
                 match=_patterns(entry.get("match") or [re.escape(entry["chinese"])]),
                 also=_patterns(entry.get("also")),
-                variants=_patterns(entry.get("variants")),
+                variants=_patterns(
+                    list(entry.get("variants") or [])
+                    + [
+                        elided
+                        for v in entry.get("variants") or []
+                        if (elided := elided_variant(v, entry["chinese"]))
+                    ]
+                ),
                 english_forms=[re.compile(f, re.I) for f in forms + entry.get("english_forms", [])],
             )
         )

@@ -144,3 +144,18 @@ def test_only_chapters_and_exercises_need_the_english_at_first_use(tmp_path):
     catalogs = edited_catalogs(tmp_path, "notes_on_the_article", "注意力（attention）", "注意力")
     assert flags(catalogs) == []
     assert term_report.main(["--catalogs", str(catalogs), "--flags-only"]) == 0
+
+
+def test_a_variant_elided_in_a_list_is_flagged(tmp_path, base):
+    """学习得到的、 in a list whose items share the head noun 位置编码 is the variant
+    学习得到的位置编码 (the notes once had it, and the check missed it); the chosen term's own
+    modifier, 可学习的、, is not a variant."""
+    english = "sinusoidal, learned, rotary, ALiBi and no positions"
+    elided = "正弦、学习得到的、旋转、ALiBi 以及不加位置编码"
+    found = term_report.report_page("notes_on_the_article", [(english, elided)], base).flags
+    assert [(f.kind, f.text, f.term.english) for f in found] == [
+        ("a", "学习得到的", "learned positions")
+    ]
+    chosen = "正弦、可学习的、旋转、ALiBi 以及不加位置编码"
+    assert term_report.report_page("notes_on_the_article", [(english, chosen)], base).flags == []
+    assert term_report.elided_variant("只有解码器的", "仅解码器") is None  # no head noun
