@@ -93,8 +93,8 @@ def grade(
                 g,
                 refs.get(g, []),
                 cells.get(g, []),
-                refused=reading.refusal(),
-                static=reading.problem(g, refs.get(g, [])),
+                refused=reading.interference(g),
+                static=reading.forbidden(g, refs.get(g, [])),
             )
             for g in points
         }

@@ -266,10 +266,11 @@ class Verdicts(NbGraderPreprocessor):
                 expected.get(grade_id, []),
                 cell.get("outputs", []),
                 tampered=resources.get(TAMPERED, {}).get(grade_id),
-                refused=reading.refusal(),
-                static=reading.problem(grade_id, expected.get(grade_id, [])),
+                refused=reading.interference(grade_id),
+                static=reading.forbidden(grade_id, expected.get(grade_id, [])),
             )
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
+        outcomes.execution(reading_notes=reading.noted())  # for the instructor's summary
         stamp("verdicts done")
         return nb, resources
 

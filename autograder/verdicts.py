@@ -44,11 +44,11 @@ def judge_test(
     """Judge a test cell from its executed ``outputs``.
 
     ``tampered``: why the cell's records cannot be trusted (the executor saw one rewritten);
-    ``refused``: why the grader's reading of the learner's code refuses every test (code that
-    reaches into the kernel): its message replaces the learner's own, which such code could
-    have filled with anything; ``static``: a forbidden call that reading found in the code
-    this test reaches (``autograder/scan.py``). Each fails the test, and so does a cell that
-    raised.
+    ``refused``: why the grader's reading of the learner's code refuses this test (a write into
+    a module or the kernel's shell before it, or in the code it calls): its message replaces
+    the learner's own, which such code could have filled with anything; ``static``: a
+    forbidden call that reading found in the code this test reaches (``autograder/scan.py``).
+    Each fails the test, and so does a cell that raised.
     """
     if not refs:
         return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")

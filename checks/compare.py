@@ -43,7 +43,18 @@ def _with_hint(message: str, hint: str) -> str:
 
 def judge(ref: dict[str, Any], value_data: Any) -> str | None:
     """``None`` if the learner's recorded value passes the check ``ref``; else the message,
-    which names the known mistake (``ref["like"]``) whose value the learner's matches."""
+    which names the known mistake (``ref["like"]``) whose value the learner's matches. A
+    value that cannot be compared at all (a record built to crash the comparison) fails its
+    check and nothing else."""
+    try:
+        return _judge_with_mistakes(ref, value_data)
+    except Exception as err:  # noqa: BLE001 - whatever the value was, the check fails
+        name = str(ref.get("name", "?"))
+        why = type(err).__name__
+        return f"{name}: the recorded result cannot be compared ({why}); the check fails."
+
+
+def _judge_with_mistakes(ref: dict[str, Any], value_data: Any) -> str | None:
     message = _judge_one(ref, value_data)
     if message is None or not isinstance(ref.get("like"), dict):
         return message

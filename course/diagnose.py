@@ -83,17 +83,36 @@ def _error_notes(autograded: Path) -> list[str]:
                     notes.append("a cell ran past the time limit and was interrupted")
                 elif ename == "MemoryError" or "not enough memory" in o.get("evalue", ""):
                     notes.append("a cell ran out of memory (kernel memory limit)")
-                elif ename.endswith("ForbiddenCallError") or (
-                    "cannot be imported here" in o.get("evalue", "")
-                ):
-                    notes.append("called a reference/built-in it must replace")
+                elif regions.is_test_cell(cell):
+                    note = _refusal_note(cell, ename, str(o.get("evalue", "")))
+                    if note:
+                        notes.append(note)
     return notes
+
+
+def _refusal_note(cell: dict, ename: str, message: str) -> str | None:
+    """What a test cell's verdict refused, in one line for the instructor: the call, the cell
+    and the line, as the verdict names them (``None``: not a refusal)."""
+    grade_id = regions.nbgrader_meta(cell).get("grade_id", "?")
+    if ename.endswith("ForbiddenCallError"):
+        first = message.split(". ")[0].split("\n")[0][:300]
+        return f"{grade_id} refused: {first}"
+    if "cannot be imported here" in message:
+        module = message.split(" cannot be imported here")[0].split()[-1]
+        return f"{grade_id}: the code it calls imports the course's {module}, absent while graded"
+    return None
+
+
+def _reading_notes(run: Run) -> list[str]:
+    """What the grader's reading noted of the learner's code (it costs nothing)."""
+    notes = run.outcome.execution.get("reading_notes", [])
+    return [f"note: {n}"[:400] for n in notes[:20] if isinstance(n, str)]
 
 
 def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tuple[str, list[str]]:
     """(status, notes) of the ``nbgrader autograde`` command ``run`` of one submission."""
     settings = course.settings
-    notes = _submission_notes(course, submitted) + _error_notes(autograded)
+    notes = _submission_notes(course, submitted) + _error_notes(autograded) + _reading_notes(run)
     notes = list(dict.fromkeys(notes))
     rc, oom, kernels = run.rc, run.oom_killed, run.outcome
     if run.grader_oom:  # checked first: nbgrader then dies by SIGKILL, as on a timeout

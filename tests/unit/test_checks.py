@@ -84,6 +84,31 @@ def test_malformed_records_fail_the_check(data):
     assert message and "malformed" in message
 
 
+WELL_FORMED_BUT_ODD = [  # values a record may carry that no check expects
+    {"list": [{"nd": {"dtype": "float64", "shape": [2], "data": "AAAAAAAAAAAAAAAAAAAAAA=="}}, 1]},
+    {"list": [{"list": []}, {"dict": {"a": 1}}]},
+    {"dict": {"shape": {"list": [1, 2]}}},
+    {"type": "x" * 10_000},
+    {"float": "nan"},
+    "a string",
+    True,
+    None,
+    1e308,
+    {"list": [{"float": "inf"}, {"float": "-inf"}]},
+]
+
+
+@pytest.mark.parametrize("kind", ["close", "equal", "shape", "true", "raises", "calls", "agree"])
+@pytest.mark.parametrize("expected", [[1.0, 2.0], [2, 3], "float32", np.eye(2), [[1, 2], [3, 4]]])
+def test_no_record_makes_the_comparison_raise(kind, expected):
+    """Whatever a record carries, the comparison gives a message or passes, and never raises:
+    a crafted record fails its own check, not the notebook and not the grader."""
+    for data in WELL_FORMED_BUT_ODD:
+        for extra in ({}, {"broadcast_to": [2, 2]}, {"where": encode(np.eye(2, dtype=bool))}):
+            result = judge({**ref(kind, expected), **extra}, data)
+            assert result is None or isinstance(result, str)
+
+
 # ---------------------------------------------------------------------------------------
 # verdicts and their messages
 # ---------------------------------------------------------------------------------------

@@ -99,16 +99,36 @@ def test_forbidden_built_ins_under_any_name(body):
     [
         "    return torch._softmax(torch.as_tensor(x), axis, False).numpy()",
         "    return torch.ops.aten._softmax(torch.as_tensor(x), axis, False).numpy()",
-        "    return getattr(torch, 'soft' + 'max')(torch.as_tensor(x), axis).numpy()",
-        "    return _plain_softmax(x, axis)",  # a name only a hidden test cell sets
-        "    return big_raw",
-        "    return cube",  # a test's input the learner also set at top level (see `extra`)
-        "    import functools\n    return functools.partial(getattr, torch)('softmax')(x, axis)",
+        "    return torch.ops.aten.softmax.int(torch.as_tensor(x), axis).numpy()",
+        "    return torch._C._nn.softmax(torch.as_tensor(x), axis).numpy()",
+        "    exec('y = torch.softmax(torch.as_tensor(x), axis)')\n    return y",  # a literal
     ],
 )
-def test_private_names_computed_names_and_test_variables(body):
-    # The learner sets `cube` too: a function that reads it while a test runs gets the test's.
-    assert problem(learner(by=body, extra="cube = 1")) is not None, body
+def test_private_spellings_and_literal_code_of_a_forbidden_built_in_are_refused(body):
+    message = problem(learner(by=body))
+    assert message and "does the job this exercise asks you to write" in message, body
+    assert "code cell" in message and "line" in message  # where it is
+
+
+@pytest.mark.parametrize(
+    ("body", "noted"),
+    [
+        ("    return getattr(torch, 'soft' + 'max')(torch.as_tensor(x), axis).numpy()", "getattr"),
+        ("    return _plain_softmax(x, axis)", "`_plain_softmax`"),  # only a test sets it
+        ("    return big_raw", "`big_raw`"),
+        ("    return cube", "`cube`"),  # a test's input the learner also set at top level
+        ("    code = 'torch.soft' + 'max(x)'\n    return eval(code)", "`eval(...)`"),
+        ("    import sys\n    return sys._getframe(1).f_globals['x']", "sys._getframe"),
+    ],
+)
+def test_what_the_reading_cannot_be_certain_of_is_a_note_not_a_refusal(body, noted):
+    """Code in strings, computed names and a test's variables: the reading says so to the
+    instructor, and the test is judged on what the function returned (the kernel holds no
+    answer to find, and the in-kernel monitor still watches the call)."""
+    nb = learner(by=body, extra="cube = 1")
+    assert problem(nb) is None, body
+    notes = Scan(nb, SOURCE).noted()
+    assert any(noted in n and "code cell" in n for n in notes), (body, notes)
 
 
 @pytest.mark.parametrize(
@@ -116,41 +136,98 @@ def test_private_names_computed_names_and_test_variables(body):
     [
         "import checks.watch as hc\nhc.call_watched = lambda fn, a, k, f, h: fn(*a, **k)",
         "import torch\ntorch.softmax = lambda *a, **k: None",
-        "import sys\nframe = sys._getframe(0)",
-        "import gc\nobjs = gc.get_objects()",
-        "import inspect",
-        "exec('x = 1')",
-        "values = globals()",
-        "source = In[3]",
-        "get_ipython().user_ns",
-        "%run evil.py",
-        "%time import gc",
-        "import evil",
-        "import torch\nm = torch.load('w.pt', weights_only=False)",
-        "x = (1).__class__.__subclasses__()",
-        "import threading",
-        "import builtins",
-        "import torch.ops",
-        "import operator\nf = operator.attrgetter('softmax')",
+        "import torch as T\nsetattr(T, 'soft' + 'max', print)",
+        "import sys\nsys.modules['checks'] = None",
+        "import sys\nsys.modules.update(checks=None)",
+        "import numpy\nvars(numpy)['allclose'] = print",
+        "import torch\ntorch.nn.functional.__dict__['softmax'] = print",
         "import checks\nchecks.Test.close = lambda *a, **k: None",
+        "from checks import Test\ndel Test.close",
+        "import builtins\nbuiltins.AssertionError = Exception",
+        "__builtins__.print = None",
+        "get_ipython().input_transformers_cleanup.append(lambda lines: lines)",
+        "get_ipython().events.register('post_run_cell', print)",
+        "ip = get_ipython()\nip.set_custom_exc((Exception,), print)",
+        "import IPython.display as d\nd.publish_display_data = print",
+        "def setup():\n    import torch\n    torch.exp = print\n\nsetup()",
     ],
 )
-def test_tampering_anywhere_fails_every_test(cell):
-    message = problem(learner(extra=cell))
-    assert message and "every test scores 0" in message, cell
-    assert problem(learner(extra=cell), "test_causal_mask", []) == message
+def test_a_write_into_a_module_or_the_shell_refuses_every_later_test(cell):
+    nb = learner(extra=cell)  # a cell before every test
+    message = problem(nb)
+    assert message and "scores 0" in message and "code cell 2" in message, cell
+    assert problem(nb, "test_causal_mask", []) == message
+    # the same cell after the last test changes none of them
+    after = learner()
+    after["cells"].append({"cell_type": "code", "metadata": {}, "source": cell})
+    assert problem(after) is None and problem(after, "test_dtypes", []) is None, cell
+
+
+def test_a_write_inside_a_function_costs_the_tests_that_call_it():
+    body = "    import torch\n    torch.exp = print\n    x = np.asarray(x)"
+    nb = learner(by=body)
+    assert "writes into a module" in (problem(nb) or "")
+    assert problem(nb, "test_causal_mask", []) is None  # does not call softmax
+
+
+def test_the_monitor_switched_off_in_the_tested_code_is_refused():
+    body = "    import sys\n    sys.setprofile(None)\n    x = np.asarray(x)"
+    message = problem(learner(by=body))
+    assert message and "monitor off" in message and "sys.setprofile" in message
+    # at the top level (the profiler of a scratch cell) it changes nothing of the tests
+    assert problem(learner(extra="import sys\nsys.setprofile(None)")) is None
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "for _i in range(3):\n    print(_i)",  # a loop variable named like IPython's
+        "import gc\ngc.collect()",
+        "%load_ext autoreload\n%autoreload 2",
+        "import sys\nsys.path.insert(0, '..')",
+        "from types import SimpleNamespace\ncfg = SimpleNamespace(d=4)",
+        "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.rcParams['figure.dpi'] = 80",
+        "import torch\ntorch.backends.cudnn.deterministic = True\ntorch.manual_seed(0)",
+        "import os\nos.environ['OMP_NUM_THREADS'] = '1'",
+        "for i in range(10_000):\n    print('debug', i)",
+        "%%time\nx = softmax(np.ones(3))",
+        "import warnings\nwarnings.filterwarnings('ignore')",
+        "print(In[-1] if False else 1)",  # reads IPython's history: a note at most
+    ],
+)
+def test_honest_habits_cost_nothing(cell):
+    nb = learner(extra=cell)
+    for grade_id, refs in (("test_softmax", SOFTMAX_REFS), ("test_sdpa", SDPA_REFS)):
+        assert problem(nb, grade_id, refs) is None, (cell, grade_id)
+
+
+def test_a_star_import_after_the_tests_changes_none_of_them():
+    """Cells are read in the order they run: a scratch cell after the tests that star-imports
+    torch binds softmax for what comes after it, not for the tests before it."""
+    nb = learner()
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "from torch import *\n"})
+    assert problem(nb) is None
+    refs = [{"kind": "calls", "forbidden": list(SOFTMAX_BUILTINS), "called": "attention_numpy"}]
+    assert problem(nb, "test_attention_numpy", refs) is None
+    assert Scan(nb, SOURCE).noted() == []
 
 
 def test_a_star_import_that_binds_a_forbidden_name_is_named():
-    """``from torch.nn.functional import *`` after the learner's softmax binds F.softmax to
-    the name the tests call: the message names the import, and how to avoid it."""
+    """``from torch.nn.functional import *`` after the learner's softmax and before its test
+    binds F.softmax to the name the test calls: the message names the import, and how to
+    avoid it."""
     nb = learner()
-    nb["cells"].append(
-        {"cell_type": "code", "metadata": {}, "source": "from torch.nn.functional import *\n"}
+    at = next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == "test_softmax"
+    )
+    nb["cells"].insert(
+        at, {"cell_type": "code", "metadata": {}, "source": "from torch.nn.functional import *\n"}
     )
     message = problem(nb)
     assert message and "`from torch.nn.functional import *`" in message, message
     assert "Import only the names you need" in message
     # a star import of a module without such a name changes nothing
-    nb["cells"][-1]["source"] = "from math import *\nfrom checks import *\n"
+    nb["cells"][at]["source"] = "from math import *\nfrom checks import *\n"
     assert problem(nb) is None
