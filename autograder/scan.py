@@ -277,6 +277,9 @@ class Scan:
             tree = ast.parse(text)
         except SyntaxError:
             return []  # it raises when run; nothing of it reaches a test
+        except (RecursionError, MemoryError, ValueError):  # Python cannot compile it either
+            self._note("code the reading cannot see", "code nested too deeply to read", number, 1)
+            return []
         trees = [(tree, depth > 0)]
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
@@ -326,7 +329,11 @@ class Scan:
                 | ast.ImportFrom
                 | ast.Expr,
             )
-            self._bind(number, pos, stmt, conditional)
+            try:
+                self._bind(number, pos, stmt, conditional)
+            except RecursionError:
+                line = getattr(stmt, "lineno", 1)
+                self._note("code the reading cannot see", "code nested too deeply", number, line)
 
     def _bind(self, number: int, pos: Pos, stmt: ast.stmt, conditional: bool) -> None:
         if isinstance(stmt, ast.Import | ast.ImportFrom):

@@ -231,3 +231,19 @@ def test_a_star_import_that_binds_a_forbidden_name_is_named():
     # a star import of a module without such a name changes nothing
     nb["cells"][at]["source"] = "from math import *\nfrom checks import *\n"
     assert problem(nb) is None
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "x = " + "-" * 100_000 + "1",  # Python's own parser gives up (MemoryError)
+        "x = a" + ".b" * 100_000,  # RecursionError while building the tree
+        "x = " + " if 1 else ".join(["1"] * 3000),  # ... while reading it
+    ],
+)
+def test_code_built_to_crash_the_reading_is_a_note(cell):
+    """Code nested too deeply for Python to read does not stop the grader (a crash there
+    would make the notebook a grader error, graded again at every run): it is noted."""
+    nb = learner(extra=cell)
+    assert problem(nb) is None
+    assert any("nested too deeply" in n for n in Scan(nb, SOURCE).noted())
