@@ -9,6 +9,7 @@
     .venv/bin/python -m course grades [--out grades.csv]       # CSV export
     .venv/bin/python -m course grades --format canvas|moodle|blackboard  # the LMS's import
         --assignment A [--canvas-export F | --blackboard-export F] [--column C] [--key K]
+        [--missing empty|zero] [--allow-stale]
     .venv/bin/python -m course similarity ASSIGNMENT           # alike solution cells: HTML, CSV
     .venv/bin/python -m course validate NOTEBOOK ...           # visible tests; exit 1 on failure
 
@@ -181,8 +182,16 @@ def parser() -> argparse.ArgumentParser:
         "--missing",
         choices=("empty", "zero"),
         default="empty",
-        help="canvas, moodle, blackboard: what a learner without a submission gets "
-        "(default: empty)",
+        help="canvas, moodle, blackboard: what a learner without a submission gets: empty "
+        "(default) keeps what the LMS has (Moodle: no row); zero writes 0, but only where the "
+        "LMS has no grade",
+    )
+    e.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="export although some learner's notebook in submitted/ is not the one their "
+        "score is of (collected again, or not graded yet); without it the export stops and "
+        "names them",
     )
     e.add_argument("--roster", type=Path, help="default: roster.csv of the course root")
     return p
@@ -246,8 +255,10 @@ def run(args: argparse.Namespace) -> int:
         similarity(course, args.assignment, args.out)
     elif args.cmd == "grades":
         if args.format == "csv":
+            from course.freshness import refuse_behind
             from course.reports import grades
 
+            refuse_behind(course, course.assignments(), args.allow_stale)
             grades(course, args.out or course.root / "grades.csv")
         else:
             from course import lms_grades
@@ -273,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
                     out,
                     args.missing,
                     args.roster,
+                    args.allow_stale,
                 )
             elif args.format == "canvas":
                 if not args.canvas_export or not args.column:
@@ -288,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
                     out,
                     args.missing,
                     args.roster,
+                    args.allow_stale,
                 )
             else:
                 lms_grades.moodle(
@@ -298,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
                     args.missing,
                     args.column,
                     args.roster,
+                    args.allow_stale,
                 )
     return 0
 

@@ -3,16 +3,25 @@
 Nothing is lost: a file that cannot be graded is kept under rejected/, an earlier submission
 that a new one replaces is moved to archive/, and every file is listed in
 reports/collect.csv (and appended to reports/collect_history.csv).
+
+A collect runs in two steps: it reads the whole download and the roster, places every file
+and checks every notebook, writing nothing (``_plan``); only then, when there is something to
+collect, does it import the roster into the gradebook and write the course's folders
+(``_apply``). A download or a roster that cannot be used is a CourseError before anything is
+written.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import os
+import re
 import shutil
 import time
 import zipfile
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -31,16 +40,27 @@ from course.lms import (
     LAYOUTS,
     SHAPES,
     Placed,
+    canvas_name,
     clone_prefix,
     detect,
     fits,
     guess_assignment,
+    inner_name,
+    moodle_name,
     nbgrader_timestamp,
     notebook_for,
-    place,
+    readings,
     to_utc,
 )
-from course.roster import Index, Learner, import_roster, load_roster, read_roster, save_roster
+from course.roster import (
+    TIME,
+    Index,
+    Learner,
+    import_roster,
+    load_roster,
+    read_roster,
+    save_roster,
+)
 from course.students import (
     assign_ids,
     load_names,
@@ -87,6 +107,42 @@ COLLECT_COLUMNS = [
     "reason",
     "kept_as",
 ]
+
+Rows = list[tuple[Entry, CollectRow]]
+
+
+@dataclass
+class Keep:
+    """A file to keep under rejected/ (``keep``) once the collect writes."""
+
+    row: CollectRow
+    student: str
+    assignment: str
+    name: str
+    data: bytes
+    numbered: bool
+
+
+@dataclass
+class Store:
+    """One learner's checked notebooks of one assignment, to store in submitted/."""
+
+    student: str
+    assignment: str
+    good: list[tuple[CollectRow, bytes]]
+    stamp: str | None = None  # timestamp.txt, or LATE until the due date gives it a time
+
+
+@dataclass
+class Plan:
+    """What a collect will write, decided before it writes anything."""
+
+    layout: str
+    rows: Rows
+    keeps: list[Keep] = field(default_factory=list)
+    stores: list[Store] = field(default_factory=list)
+    new_students: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # printed once the collect has written
 
 
 def keep(
@@ -149,26 +205,50 @@ def collect(
     Or an LMS's download (``canvas``, ``moodle``, ``blackboard``, ``github-classroom``;
     ``course.lms`` says how each names its files): each file is matched to a learner of the
     ``roster`` (an LMS export, ``course.roster``; default: the roster.csv an earlier collect
-    kept), which is imported into the gradebook, and a submission time or late flag that the
-    download carries is written into nbgrader's ``timestamp.txt`` (times of ``timezone``).
+    kept) by the part of its name the LMS wrote, never by the part the learner typed; the
+    roster is imported into the gradebook, and a submission time or late flag that the LMS
+    gives (the download's names, Moodle's worksheet) is written into nbgrader's
+    ``timestamp.txt`` (times of ``timezone``).
 
     Damaged or misnamed notebooks, two files for one student and assignment, and files of a
     learner the roster does not know are not graded: each is kept under
-    rejected/<student>/<assignment>/ and reported. Files elsewhere are skipped. An earlier
+    rejected/<student>/<assignment>/ and reported, a file the roster cannot place with the
+    layout expected and the roster's nearest learner. Files elsewhere are skipped. An earlier
     submission that a new one replaces is moved to archive/. Every file is listed in
     reports/collect.csv (and appended to reports/collect_history.csv). Bad input (no such file,
     an empty download, a download of another layout than ``layout``, a roster that cannot be
-    used) is a CourseError before anything is written.
+    used or that names none of the download's learners) is a CourseError before anything is
+    written.
     """
     if not source.exists():
         raise CourseError(f"{source} does not exist; give a folder or a .zip of submissions")
     if layout is not None and layout not in LAYOUTS:
         raise CourseError(f"unknown layout {layout!r}; the layouts are {', '.join(LAYOUTS)}")
-    root = course.root
     if assignment is not None:
         course.assignments([assignment])  # an unknown --assignment is the instructor's typo
-    known = course.assignments()
     learners = read_roster(roster) if roster is not None else None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    zf, entries = _open_source(source)
+    try:
+        plan, learners = _plan(
+            source, entries, zf, course, assignment, layout, (learners, roster), timezone
+        )
+    finally:
+        if zf is not None:
+            zf.close()
+    report = [row for _, row in plan.rows]
+    if not plan.stores and not any(r.outcome == "rejected" for r in report):
+        _write_reports(course.reports, report, stamp)
+        raise CourseError(_nothing_to_collect(source, course, plan.layout, assignment, report))
+    archived = _apply(plan, course, roster is not None, learners, stamp)
+    rejected = _write_reports(course.reports, report, stamp)
+    _print_summary(plan, course, archived)
+    return rejected
+
+
+def _open_source(source: Path) -> tuple[zipfile.ZipFile | None, list[Entry]]:
+    """The zip (or None for a folder) and its entries, sorted; a CourseError for a file that
+    is no zip, or an empty download."""
     zf: zipfile.ZipFile | None = None
     if source.is_file():
         if not zipfile.is_zipfile(source):
@@ -180,67 +260,116 @@ def collect(
             raise CourseError(f"{source}: damaged zip ({err})") from err
     else:
         entries = folder_entries(source)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    try:
-        entries.sort(key=lambda e: e.inner)  # stable: a name twice in a zip keeps its order
-        files = [e.parts for e in entries if not (e.ignored or e.unsafe or e.link)]
-        if not files:
-            raise CourseError(
-                f"{source} is empty: it holds no file"
-                + (" but system files" if entries else "")
-                + "; download the submissions again"
-            )
-        depth = 2 if assignment else 3
-        top = top_folders(entries, depth, assignment, known)
-        course_score = sum(
-            len(p) - top == depth and p[-1].lower().endswith(".ipynb") for p in files
-        )
-        found = detect(files, course_score)
-        if layout is None:
-            layout = found or "course"
-        elif layout != "course" and not fits(layout, files):
-            looks = f"; it looks like a {found} download (--layout {found})" if found else ""
-            raise CourseError(
-                f"{source} is not a {layout} download: none of its {len(files)} file(s) is "
-                f"named {SHAPES[layout]}{looks}"
-            )
-        if layout == "course":
-            rows, candidates = _course_rows(source, entries, zf, course, assignment, top)
-            stamps: dict[tuple[str, str], str] = {}
-        else:
-            if learners is None:
-                learners = load_roster(root)
-            if learners is None:
-                raise CourseError(
-                    f"a {layout} download names learners by their {layout} "
-                    f"{KEYS[layout].replace('_', ' ')}: give --roster FILE, the class list "
-                    "exported from the LMS (the instructor guide says which export)"
-                )
-            key = KEYS[layout]
-            if not any(getattr(x, key) or (layout == "moodle" and x.name) for x in learners):
-                where = roster or root / "roster.csv"
-                raise CourseError(
-                    f"the roster {where} gives no learner a {layout} {key.replace('_', ' ')}, "
-                    f"which the {layout} download names learners by: export the class list "
-                    "from that LMS (the instructor guide says which export)"
-                )
-            rows, candidates, stamps = _lms_rows(
-                source, entries, zf, course, assignment, layout, learners, timezone
-            )
-        if roster is not None and learners is not None:
-            import_roster(learners, course)
-            save_roster(root, learners)
-        if layout != "course":
-            stamps = _late_stamps(course, stamps)
-        archived = _store(root, course, candidates, zf, stamp, stamps)
-    finally:
+    entries.sort(key=lambda e: e.inner)  # stable: a name twice in a zip keeps its order
+    if not any(not (e.ignored or e.unsafe or e.link) for e in entries):
         if zf is not None:
             zf.close()
+        raise CourseError(
+            f"{source} is empty: it holds no file"
+            + (" but system files" if entries else "")
+            + "; download the submissions again"
+        )
+    return zf, entries
 
-    report = [row for _, row in rows]
-    reports = course.reports
-    rejected = _write_reports(reports, report, stamp)
 
+def _plan(
+    source: Path,
+    entries: list[Entry],
+    zf: zipfile.ZipFile | None,
+    course: Course,
+    assignment: str | None,
+    layout: str | None,
+    given: tuple[list[Learner] | None, Path | None],
+    timezone: str,
+) -> tuple[Plan, list[Learner] | None]:
+    """Everything the collect will do, decided from the download and the roster alone
+    (``given``: the learners of --roster, and its path)."""
+    learners, roster_path = given
+    known = course.assignments()
+    files = [e.parts for e in entries if not (e.ignored or e.unsafe or e.link)]
+    depth = 2 if assignment else 3
+    top = top_folders(entries, depth, assignment, known)
+    course_score = sum(len(p) - top == depth and p[-1].lower().endswith(".ipynb") for p in files)
+    found = detect(_unwrapped(files), course_score)
+    if layout is None:
+        layout = found or "course"
+    elif layout != "course" and not fits(layout, _unwrapped(files)):
+        looks = f"; it looks like a {found} download (--layout {found})" if found else ""
+        raise CourseError(
+            f"{source} is not a {layout} download: none of its {len(files)} file(s) is "
+            f"named {SHAPES[layout]}{looks}"
+        )
+    if layout == "course":
+        plan = _course_plan(source, entries, zf, course, assignment, top)
+        return plan, learners
+    learners = learners if learners is not None else load_roster(course.root)
+    _check_roster(layout, learners, roster_path or course.root / "roster.csv")
+    assert learners is not None
+    plan = _lms_plan(source, entries, zf, course, assignment, layout, learners, timezone)
+    return plan, learners
+
+
+def _unwrapped(files: list[tuple[str, ...]], layout: str = "") -> list[tuple[str, ...]]:
+    """``files`` without one folder that holds them all (an unzipped download's own folder)."""
+    return [p[_wrapper(files, layout) :] for p in files]
+
+
+def _wrapper(files: list[tuple[str, ...]], layout: str = "") -> int:
+    """1 when one folder holds every file of the download and is not the LMS's own (a
+    Moodle participant's folder, a GitHub clone with its .git/), else 0."""
+    if not files or any(len(p) < 2 for p in files) or len({p[0] for p in files}) > 1:
+        return 0
+    if any(p[1] == ".git" for p in files):
+        return 0
+    if layout in ("", "moodle") and readings("moodle", files[0]):
+        return 0
+    return 1
+
+
+def _check_roster(layout: str, learners: list[Learner] | None, where: Path) -> None:
+    """A CourseError when there is no roster, or it names nobody as ``layout`` does."""
+    if learners is None:
+        raise CourseError(
+            f"a {layout} download names learners by their {layout} "
+            f"{KEYS[layout].replace('_', ' ')}: give --roster FILE, the class list "
+            "exported from the LMS (the instructor guide says which export)"
+        )
+    key = KEYS[layout]
+    if not any(getattr(x, key) or (layout == "moodle" and x.name) for x in learners):
+        raise CourseError(
+            f"the roster {where} gives no learner a {layout} "
+            f"{key.replace('_', ' ')}, which the {layout} download names learners by: export the "
+            "class list from that LMS (the instructor guide says which export)"
+        )
+
+
+def _apply(
+    plan: Plan,
+    course: Course,
+    roster_given: bool,
+    learners: list[Learner] | None,
+    stamp: str,
+) -> list[tuple[str, str]]:
+    """Write what ``plan`` decided: the roster into the gradebook and roster.csv, new ids into
+    students.csv, rejected files under rejected/, submissions into submitted/."""
+    root = course.root
+    if roster_given and learners is not None:
+        import_roster(learners, course)
+        save_roster(root, learners)
+    save_students(root, plan.new_students)
+    used: set[Path] = set()
+    for k in plan.keeps:
+        k.row.kept_as = keep(root, k.student, k.assignment, k.name, k.data, used, k.numbered)
+    stamps = _late_stamps(course, plan.stores)
+    archived: list[tuple[str, str]] = []
+    for store in plan.stores:
+        _store(root, course, store, stamps.get((store.student, store.assignment)), stamp, archived)
+    return archived
+
+
+def _print_summary(plan: Plan, course: Course, archived: list[tuple[str, str]]) -> None:
+    """What the collect did, file by file where something needs the instructor's eye."""
+    report = [row for _, row in plan.rows]
     outcomes = [r.outcome for r in report]
     silent = sum(r.reason == "system file, ignored" for r in report)
     taken = {(r.student_id, r.assignment) for r in report if r.outcome in ("accepted", "unchanged")}
@@ -259,44 +388,51 @@ def collect(
             print(terminal_safe(f"NOTE {r.source_path}: {r.reason}"))
     for old, new in archived:
         print(terminal_safe(f"ARCHIVED {old}/ -> {new}/ (replaced by this collect)"))
+    for note in plan.notes:
+        print(terminal_safe(note))
     superseded = outcomes.count("superseded")
     print(
         f"collected {outcomes.count('accepted')} file(s) into {course.submitted} "
-        f"({outcomes.count('unchanged')} unchanged) from a {layout} download; "
+        f"({outcomes.count('unchanged')} unchanged) from a {plan.layout} download; "
         f"{outcomes.count('rejected')} rejected, "
         + (f"{superseded} earlier attempt(s) kept aside, " if superseded else "")
         + f"{outcomes.count('skipped') - silent} skipped, {len(archived)} archived"
         + (f", {silent} system file(s) ignored" if silent else "")
-        + f"; report: {reports / 'collect.csv'}"
+        + f"; report: {course.reports / 'collect.csv'}"
     )
-    if not any(o in ("accepted", "unchanged", "rejected") for o in outcomes):
-        shape = SHAPES[layout]
-        if layout == "course" and assignment:
-            shape = "<student>/<notebook>.ipynb"
-        raise CourseError(
-            f"nothing to collect in {source}: expected {shape}"
-            + (
-                f" for assignment {assignment}"
-                if assignment
-                else f" with <assignment> one of {', '.join(known)}"
-            )
-            + (" (one top folder around it is fine)" if layout == "course" else "")
-            + (f"; {len(report)} file(s) skipped, see {reports / 'collect.csv'}" if report else "")
+
+
+def _nothing_to_collect(
+    source: Path, course: Course, layout: str, assignment: str | None, report: list[CollectRow]
+) -> str:
+    """The error of a download in which nothing could be used, with the layout expected."""
+    shape = SHAPES[layout]
+    if layout == "course" and assignment:
+        shape = "<student>/<notebook>.ipynb"
+    return (
+        f"nothing to collect in {source}: expected {shape}"
+        + (
+            f" for assignment {assignment}"
+            if assignment
+            else f" with <assignment> one of {', '.join(course.assignments())}"
         )
-    return rejected
+        + (" (one top folder around it is fine)" if layout == "course" else "")
+        + (
+            f"; {len(report)} file(s) skipped, see {course.reports / 'collect.csv'}"
+            if report
+            else ""
+        )
+    )
 
 
-Rows = list[tuple[Entry, CollectRow]]
-
-
-def _course_rows(
+def _course_plan(
     source: Path,
     entries: list[Entry],
     zf: zipfile.ZipFile | None,
     course: Course,
     assignment: str | None,
     top: int,
-) -> tuple[Rows, Rows]:
+) -> Plan:
     """The course's own layout: a row per file, and the notebooks to store (student ids from
     the folder names, through students.csv)."""
     root = course.root
@@ -306,7 +442,7 @@ def _course_rows(
         "<student>/<notebook>.ipynb" if assignment else "<student>/<assignment>/<notebook>.ipynb"
     )
     limit = max_notebook_bytes(course.settings)
-    rows: Rows = []
+    plan = Plan("course", [])
     candidates: Rows = []  # notebooks to check
     for e in entries:
         odd = e.ignored or e.unsafe or bool(e.link)
@@ -330,7 +466,7 @@ def _course_rows(
             row.reason = "not a notebook (.ipynb)"
         else:
             candidates.append((e, row))
-        rows.append((e, row))
+        plan.rows.append((e, row))
 
     # Two spellings of one name ("ALICE" after "alice") are one key, so one id: a spelling
     # other than the one students.csv holds is rejected, not merged into that submission.
@@ -348,16 +484,15 @@ def _course_rows(
             f"student's name: nothing was replaced. If it is the same student, rename the "
             f"folder to {first!r} and collect again; if not, give it a name of its own"
         )
-        data, why = read(e, zf, limit)
+        data, _ = read(e, zf, limit)
         if data is not None:
-            row.kept_as = keep(root, "_spellings", row.assignment, row.file, data, set(), True)
-    candidates = kept_candidates
+            plan.keeps.append(Keep(row, "_spellings", row.assignment, row.file, data, True))
     ids = load_students(root)
-    new_students = assign_ids([row.name for _, row in candidates], ids)
-    save_students(root, new_students)
-    for _, row in rows:
+    plan.new_students = assign_ids([row.name for _, row in kept_candidates], ids)
+    for _, row in plan.rows:
         row.student_id = ids.get(student_key(row.name), "") if row.name else ""
-    return rows, candidates
+    _check_notebooks(plan, course, kept_candidates, zf, {})
+    return plan
 
 
 def _odd(e: Entry, row: CollectRow) -> bool:
@@ -376,7 +511,17 @@ def _odd(e: Entry, row: CollectRow) -> bool:
     return bool(e.link or e.ignored or e.unsafe)
 
 
-def _lms_rows(
+@dataclass
+class Found:
+    """A file of an LMS download, placed: its row, the reading taken, its learner."""
+
+    entry: Entry
+    row: CollectRow
+    placed: Placed
+    learner: Learner | None
+
+
+def _lms_plan(
     source: Path,
     entries: list[Entry],
     zf: zipfile.ZipFile | None,
@@ -385,226 +530,384 @@ def _lms_rows(
     layout: str,
     learners: list[Learner],
     timezone: str,
-) -> tuple[Rows, Rows, dict[tuple[str, str], str]]:
-    """An LMS download: a row per file, the notebooks to store (student ids from the
-    roster), and the ``timestamp.txt`` of each (student, assignment) whose time is known."""
-    root = course.root
+) -> Plan:
+    """An LMS download: a row per file, the notebooks to store (student ids from the roster)
+    and the ``timestamp.txt`` of each (student, assignment) whose time the LMS gives."""
     index = Index(learners)
-    limit = max_notebook_bytes(course.settings)
+    plan = Plan(layout, [])
+    found = _place_all(plan, source, entries, layout, learners, index)
+    _check_whole(source, layout, found, learners)
+    if assignment is None:
+        assignment = _assignment_of(source, course, found)
+    by_learner = _by_learner(plan, found, layout, assignment, zf, course, learners)
+    candidates: Rows = []
+    stamps: dict[tuple[str, str], str] = {}
+    expected = course.notebook_names(assignment)
+    for sid, items in sorted(by_learner.items()):
+        latest = _latest_attempt(plan, sid, assignment, items, zf, course)
+        when = _stamp(layout, sid, [f.placed for f in latest], index, timezone)
+        if when is not None:
+            stamps[(sid, assignment)] = when
+        candidates += _notebooks_of(layout, latest, expected)
+    _check_notebooks(plan, course, candidates, zf, stamps)
+    _roster_summary(plan, learners, found, layout)
+    return plan
+
+
+def _place_all(
+    plan: Plan,
+    source: Path,
+    entries: list[Entry],
+    layout: str,
+    learners: list[Learner],
+    index: Index,
+) -> list[Found]:
+    """Place every file of the download by the LMS's part of its name."""
     files = [e.parts for e in entries if not (e.ignored or e.unsafe or e.link)]
-    clones, strip = "", 0
+    strip = _wrapper(files, layout)
+    clones = ""
     if layout == "github-classroom":
-        if len({p[0] for p in files}) == 1 and len({p[1] for p in files if len(p) > 2}) > 1:
-            strip = 1  # one folder around the clones
         tops = [p[strip] for p in files if len(p) > strip + 1]
         clones = clone_prefix(tops, [x.username for x in learners])
-    rows: Rows = []
-    placed: list[tuple[Entry, CollectRow, Placed]] = []
+    options: list[tuple[Entry, CollectRow, list[Placed]]] = []
     for e in entries:
         row = CollectRow(f"{source}/{e.inner}", "", "", "", e.parts[-1], "skipped")
-        rows.append((e, row))
+        plan.rows.append((e, row))
         if _odd(e, row):
             continue
         if layout == "github-classroom" and ".git" in e.parts[:-1]:
             row.reason = "git's own files (.git/), ignored"
             continue
-        parts = e.parts[strip:]
-        p = place(layout, parts, clones)
-        if p is None:
-            row.reason = f"not named as a {layout} download names its files ({SHAPES[layout]})"
+        found = readings(layout, e.parts[strip:], clones)
+        if not found:
+            row.reason = _unplaced(layout, e.parts[strip:])
             continue
-        row.name = p.shown
-        learner = _learner(index, layout, p)
-        if p.receipt:
-            row.student_id = learner.student_id if learner else ""
-            row.reason = f"{layout}'s receipt of the attempt of {p.attempt}"
-            continue
+        options.append((e, row, found))
+    assignment_name = _common_assignment(layout, options, index)
+    placed = []
+    for e, row, found in options:
+        p, learner, note = _choose(layout, found, index, assignment_name)
+        row.name = p.shown or p.who
         if learner is not None:
             row.student_id = learner.student_id
-        placed.append((e, row, p))
-
-    if assignment is None:
-        names = [p.file for _, _, p in placed if p.file.lower().endswith(".ipynb")]
-        books = {a: course.notebook_names(a) for a in course.assignments()}
-        assignment = guess_assignment(names, books)
-        if assignment is None:
-            raise CourseError(
-                f"cannot tell from the notebooks' names in {source} which assignment it is "
-                f"({', '.join(sorted(set(names))) or 'no notebook'}); give --assignment, one of "
-                f"{', '.join(books)}"
-            )
-        print(f"{source}: assignment {assignment} (from the notebooks' names)")
-    expected = course.notebook_names(assignment)
-    key_name = KEYS[layout].replace("_", " ")
-
-    by_learner: dict[str, list[tuple[Entry, CollectRow, Placed]]] = {}
-    for e, row, p in placed:
-        row.assignment = assignment
-        if not row.student_id:
-            row.outcome = "rejected"
-            row.reason = (
-                f"{p.shown!r} ({layout} {key_name} {p.who}) is not in the roster: add the "
-                "learner to the roster (export it again from the LMS) and collect again"
-            )
-            data, why = read(e, zf, limit)
-            if data is None:
-                row.reason += f" (not kept: {why})"
-            else:
-                row.kept_as = keep(
-                    root, "_not_in_roster", assignment, f"{p.who}-{e.parts[-1]}", data, set(), False
-                )
+        elif p.anonymous and layout == "canvas":
+            row.student_id = anonymous_id(p.who)
+        inner = inner_name(layout, p)
+        notes = [n for n in (note, _inner_note(layout, p, inner)) if n]
+        row.reason = "; ".join(notes)
+        if p.receipt:
+            row.reason = "; ".join([f"{layout}'s receipt of the attempt of {p.attempt}", *notes])
             continue
-        by_learner.setdefault(row.student_id, []).append((e, row, p))
+        placed.append(Found(e, row, p, learner))
+    return placed
 
-    candidates: Rows = []
-    stamps: dict[tuple[str, str], str] = {}
-    for sid, items in sorted(by_learner.items()):
-        last = max(p.attempt for _, _, p in items)
-        latest = []
-        for e, row, p in items:
-            if p.attempt != last:
-                row.outcome = "superseded"
-                row.reason = (
-                    f"an earlier attempt ({p.attempt}); the latest attempt ({last}) is the "
-                    "submission"
-                )
-                data, why = read(e, zf, limit)
-                row.kept_as = (
-                    keep(
-                        root,
-                        sid,
-                        assignment,
-                        f"attempt-{p.attempt}-{e.parts[-1]}",
-                        data,
-                        set(),
-                        False,
-                    )
-                    if data is not None
-                    else f"not kept: {why}"
-                )
-            else:
-                latest.append((e, row, p))
-        renamed = notebook_for([p.file.rsplit("/", 1)[-1] for _, _, p in latest], expected)
-        when = [p for _, _, p in items if p.attempt == last]
-        if when and when[0].submitted_at is not None:
-            at = to_utc(when[0].submitted_at, timezone)
-            stamps[(sid, assignment)] = nbgrader_timestamp(at)
-        elif any(p.late for p in when):
-            stamps[(sid, assignment)] = LATE
+
+def _choose(
+    layout: str, found: list[Placed], index: Index, assignment_name: str
+) -> tuple[Placed, Learner | None, str]:
+    """The reading to take, with a note when the download's name disagrees with the roster's:
+    the leftmost whose learner the roster has and whose name there agrees with the
+    download's (and, for Blackboard, whose assignment is the download's); else the leftmost
+    if it is Canvas's anonymous prefix; else the leftmost whose learner the roster has and
+    whose name the LMS could have written; else the leftmost."""
+    known = [(p, _learner(index, layout, p)) for p in found]
+    known_only = [(p, x) for p, x in known if x is not None]
+    if assignment_name:
+        same = [(p, x) for p, x in known_only if p.assignment == assignment_name]
+        known_only = same or known_only
+    agreeing = [(p, x) for p, x in known_only if _agrees(layout, p, x)]
+    if agreeing:
+        return agreeing[0][0], agreeing[0][1], ""
+    if found[0].anonymous:
+        return found[0], None, ""
+    possible = [(p, x) for p, x in known_only if _possible(layout, p)]
+    if possible:
+        p, x = possible[0]
+        return (
+            p,
+            x,
+            f"the download names the learner {p.shown!r}, the roster {x.name!r}: taken as "
+            f"{x.student_id} by the {layout} {KEYS[layout].replace('_', ' ')} {p.who}",
+        )
+    return found[0], None, ""
+
+
+def _possible(layout: str, p: Placed) -> bool:
+    """Whether the LMS could have written the name of reading ``p``: Canvas lowercases names
+    and joins ``_<digits>_`` in them."""
+    if layout != "canvas":
+        return True
+    return p.shown == p.shown.lower() and not re.search(r"(^|_)[0-9]+_", p.shown)
+
+
+def _agrees(layout: str, p: Placed, x: Learner) -> bool:
+    """Whether the name the download writes for ``p`` is the roster's for ``x`` (as that LMS
+    writes names into file names); True where the LMS writes no name."""
+    if layout == "canvas" and not p.anonymous:
+        names = {canvas_name(x.sortable), canvas_name(f"{x.last_name}, {x.first_name}")}
+        names |= {canvas_name(x.name)}
+        return p.shown in names or not (x.sortable or x.name)
+    if layout == "moodle" and not p.anonymous:
+        return not x.name or p.shown == moodle_name(x.name)
+    return True
+
+
+def _learner(index: Index, layout: str, p: Placed) -> Learner | None:
+    """The roster's learner of a reading."""
+    if p.anonymous and layout == "canvas":
+        return None
+    found = index.find(KEYS[layout], p.who)
+    if found is None and layout == "moodle" and not p.anonymous:
+        found = index.find("name", p.shown)  # a roster without Moodle's identifiers
+    return found
+
+
+def _common_assignment(
+    layout: str, options: list[tuple[Entry, CollectRow, list[Placed]]], index: Index
+) -> str:
+    """Blackboard's name of the assignment, as most files' first roster-known reading has it
+    (a learner's part never decides it); "" for the other layouts."""
+    if layout != "blackboard":
+        return ""
+    names: Counter[str] = Counter()
+    for _, _, found in options:
+        for p in found:
+            if _learner(index, layout, p) is not None:
+                names[p.assignment] += 1
+                break
+    return names.most_common(1)[0][0] if names else ""
+
+
+def anonymous_id(who: str) -> str:
+    """The course id of a learner Canvas names only by an anonymous id (``anon_X8kQ2``):
+    case kept apart (``anon_-x8k-q2``), since two anonymous ids may differ in case only."""
+    anon = who.removeprefix("anon_")
+    return "anon_" + "".join("-" + c.lower() if c.isupper() else c for c in anon)
+
+
+def _unplaced(layout: str, parts: tuple[str, ...]) -> str:
+    """Why a file is not placed: the layout expected, and the nearest form it has."""
+    why = f"not named as a {layout} download names its files ({SHAPES[layout]})"
+    others = [x for x in ("canvas", "moodle", "blackboard") if x != layout and readings(x, parts)]
+    if others:
+        return why + f"; it is named as a {others[0]} download names its files"
+    if layout == "moodle" and "_assignsubmission_" in parts[0]:
+        return why + f"; nearest: {parts[0]!r} has Moodle's _assignsubmission_ but not its form"
+    return why
+
+
+def _inner_note(layout: str, p: Placed, inner: str) -> str:
+    """The report's note on a learner's part that holds an LMS name of its own."""
+    if not inner:
+        return ""
+    return (
+        f"the name the learner chose holds another {layout} name ({inner!r}): taken as "
+        f"{p.shown or p.who}'s by the LMS's part {p.prefix!r}, never by the learner's"
+    )
+
+
+def _check_whole(source: Path, layout: str, found: list[Found], learners: list[Learner]) -> None:
+    """A CourseError, before anything is written, when the roster names none of the
+    download's learners (the roster of another class, or of another LMS)."""
+    if not found or any(f.learner is not None or f.placed.anonymous for f in found):
+        return
+    shown = sorted({f.placed.shown or f.placed.who for f in found})
+    key = KEYS[layout].replace("_", " ")
+    raise CourseError(
+        f"none of the {len(shown)} learner(s) of {source} is in the roster ({len(learners)} "
+        f"learner(s)); the download names them by their {layout} {key} "
+        f"({', '.join(f'{f.placed.shown!r} {f.placed.who}' for f in found[:3])}): give the "
+        f"roster of this class, exported from {layout} (the instructor guide says which export)"
+    )
+
+
+def _assignment_of(source: Path, course: Course, found: list[Found]) -> str:
+    """The assignment of the download, from its notebooks' names."""
+    names = [f.placed.file for f in found if f.placed.file.lower().endswith(".ipynb")]
+    books = {a: course.notebook_names(a) for a in course.assignments()}
+    assignment = guess_assignment(names, books)
+    if assignment is None:
+        raise CourseError(
+            f"cannot tell from the notebooks' names in {source} which assignment it is "
+            f"({', '.join(sorted(set(names))) or 'no notebook'}); give --assignment, one of "
+            f"{', '.join(books)}"
+        )
+    print(f"{source}: assignment {assignment} (from the notebooks' names)")
+    return assignment
+
+
+def _by_learner(
+    plan: Plan,
+    found: list[Found],
+    layout: str,
+    assignment: str,
+    zf: zipfile.ZipFile | None,
+    course: Course,
+    learners: list[Learner],
+) -> dict[str, list[Found]]:
+    """The placed files by course id; a file of a learner the roster lacks is rejected and
+    kept, with the roster's nearest learner."""
+    limit = max_notebook_bytes(course.settings)
+    key_name = KEYS[layout].replace("_", " ")
+    out: dict[str, list[Found]] = {}
+    for f in found:
+        f.row.assignment = assignment
+        if f.row.student_id:
+            out.setdefault(f.row.student_id, []).append(f)
+            continue
+        p = f.placed
+        f.row.outcome = "rejected"
+        f.row.reason = "; ".join(
+            x
+            for x in (
+                f"{p.shown!r} ({layout} {key_name} {p.who}) is not in the roster"
+                + _nearest(layout, p, learners)
+                + ": add the learner to the roster (export it again from the LMS) and collect "
+                "again",
+                f.row.reason,
+            )
+            if x
+        )
+        data, why = read(f.entry, zf, limit)
+        if data is None:
+            f.row.reason += f" (not kept: {why})"
         else:
-            learner = index.find("student_id", sid)
-            if learner is not None and learner.submitted:  # Moodle's grading worksheet
-                at = _roster_time(learner.submitted, f"row of {sid}")
-                stamps[(sid, assignment)] = nbgrader_timestamp(to_utc(at, timezone))
-        for e, row, p in latest:
-            base = p.file.rsplit("/", 1)[-1]
-            row.file = base
-            notes = [p.note] if p.note else []
-            if not base.lower().endswith(".ipynb"):
-                row.reason = "not a notebook (.ipynb)"
-                continue
-            if renamed and base == renamed[0]:
-                row.file = renamed[1]
-                notes.append(
-                    f"handed in as {base!r}, the learner's only notebook: taken as {renamed[1]}"
-                )
-            if p.late:
-                notes.append(f"{layout} marks it late")
-            row.reason = "; ".join(notes)
-            candidates.append((e, row))
-    return rows, candidates, stamps
+            name = f"{p.who}-{f.entry.parts[-1]}"
+            plan.keeps.append(Keep(f.row, "_not_in_roster", assignment, name, data, False))
+    return out
 
 
-def _roster_time(text: str, where: str) -> datetime:
-    """A time the roster gives (Moodle: ``Monday, 2 March 2026, 5:00 PM``), naive."""
-    import dateutil.parser
+def _nearest(layout: str, p: Placed, learners: list[Learner]) -> str:
+    """``; nearest in the roster: ...``: the roster's learner whose name is closest to the
+    download's, with their identity; "" when none is close."""
+    key = KEYS[layout]
+    names = {x.name: x for x in learners if x.name}
+    if layout == "canvas":
+        names = {canvas_name(x.sortable or x.name): x for x in learners if x.sortable or x.name}
+    close = difflib.get_close_matches(p.shown, list(names), n=1, cutoff=0.6) if p.shown else []
+    if not close:
+        ids = {getattr(x, key): x for x in learners if getattr(x, key)}
+        close_ids = difflib.get_close_matches(p.who, list(ids), n=1, cutoff=0.8)
+        if not close_ids:
+            return "; no roster learner has a name like it"
+        x = ids[close_ids[0]]
+    else:
+        x = names[close[0]]
+    return f"; nearest in the roster: {x.name or x.student_id} ({key.replace('_', ' ')} " + (
+        f"{getattr(x, key) or 'none'})"
+    )
 
-    try:
-        return dateutil.parser.parse(text).replace(tzinfo=None)
-    except (ValueError, OverflowError):
-        raise CourseError(f"the roster {where}: {text!r} is not a time") from None
+
+def _latest_attempt(
+    plan: Plan,
+    sid: str,
+    assignment: str,
+    items: list[Found],
+    zf: zipfile.ZipFile | None,
+    course: Course,
+) -> list[Found]:
+    """The files of a learner's latest attempt (Blackboard: by the time the LMS wrote); the
+    earlier attempts' files are superseded, kept under rejected/."""
+    last = max(f.placed.attempt for f in items)
+    limit = max_notebook_bytes(course.settings)
+    latest = []
+    for f in items:
+        if f.placed.attempt == last:
+            latest.append(f)
+            continue
+        f.row.outcome = "superseded"
+        f.row.reason = "; ".join(
+            x
+            for x in (
+                f"an earlier attempt ({f.placed.attempt}); the latest attempt ({last}) is the "
+                "submission",
+                f.row.reason,
+            )
+            if x
+        )
+        data, why = read(f.entry, zf, limit)
+        if data is None:
+            f.row.kept_as = f"not kept: {why}"
+        else:
+            name = f"attempt-{f.placed.attempt}-{f.entry.parts[-1]}"
+            plan.keeps.append(Keep(f.row, sid, assignment, name, data, False))
+    return latest
+
+
+def _stamp(layout: str, sid: str, latest: list[Placed], index: Index, timezone: str) -> str | None:
+    """``timestamp.txt`` of a learner's submission from what the LMS says: the time in the
+    download's names (Blackboard), the worksheet's (Moodle), or the late flag (Canvas)."""
+    if latest and latest[0].submitted_at is not None:
+        return nbgrader_timestamp(to_utc(latest[0].submitted_at, timezone))
+    if any(p.late for p in latest):
+        return LATE
+    learner = index.find("student_id", sid)
+    if layout == "moodle" and learner is not None and learner.submitted:
+        at = datetime.strptime(learner.submitted, TIME)
+        return nbgrader_timestamp(to_utc(at, timezone))
+    return None
+
+
+def _notebooks_of(layout: str, latest: list[Found], expected: list[str]) -> Rows:
+    """The notebooks among a learner's latest files (a renamed only notebook taken as the
+    assignment's); the other files are skipped."""
+    renamed = notebook_for([f.placed.file.rsplit("/", 1)[-1] for f in latest], expected)
+    out: Rows = []
+    for f in latest:
+        p, row = f.placed, f.row
+        base = p.file.rsplit("/", 1)[-1]
+        row.file = base
+        notes = [n for n in (p.note, row.reason) if n]
+        if p.kind != "file" or not base.lower().endswith(".ipynb"):
+            row.reason = "; ".join(["not a notebook (.ipynb)", *notes[1:]])
+            continue
+        if renamed and base == renamed[0]:
+            row.file = renamed[1]
+            notes.append(
+                f"handed in as {base!r}, the learner's only notebook: taken as {renamed[1]}"
+            )
+        if p.late:
+            notes.append(f"{layout} marks it late")
+        row.reason = "; ".join(notes)
+        out.append((f.entry, row))
+    return out
+
+
+def _roster_summary(plan: Plan, learners: list[Learner], found: list[Found], layout: str) -> None:
+    """A note of how many of the roster's learners handed in."""
+    handed = {f.row.student_id for f in found if f.learner is not None}
+    anonymous = {f.row.student_id for f in found if f.learner is None and f.row.student_id}
+    line = f"roster: {len(handed)} of {len(learners)} learner(s) in this {layout} download"
+    if anonymous:
+        line += (
+            f"; {len(anonymous)} learner(s) named only by Canvas's anonymous ids, collected as "
+            "anon_<id> (Canvas says who they are once the grades are posted: download the "
+            "submissions again then and collect them with the roster)"
+        )
+    plan.notes.append(line)
 
 
 LATE = "late"  # a late flag without a time, until the due date gives it one
 
 
-def _learner(index: Index, layout: str, p: Placed) -> Learner | None:
-    """The roster's learner of a placed file."""
-    if layout == "blackboard":  # a user name may hold '_': try the longest one the roster has
-        head = f"{p.assignment}_{p.who}"
-        for i, c in enumerate(head):
-            if c == "_":
-                found = index.find("username", head[i + 1 :])
-                if found is not None:
-                    p.assignment, p.who, p.shown = head[:i], head[i + 1 :], head[i + 1 :]
-                    return found
-        return None
-    found = index.find(KEYS[layout], p.who)
-    if found is None and layout == "moodle":  # a roster without Moodle's identifiers
-        found = index.find("name", p.shown)
-    return found
-
-
-def _late_stamps(course: Course, stamps: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
-    """``stamps`` with each late flag without a time (Canvas's ``_LATE``) as the first second
-    after the assignment's due date in the gradebook; dropped, with a note, without one."""
-    flagged = [k for k, v in stamps.items() if v == LATE]
-    if not flagged:
-        return stamps
-    from course.gradebook import due_dates
-
-    due = due_dates(course.gradebook_url)
-    out = {k: v for k, v in stamps.items() if v != LATE}
-    for sid, a in flagged:
-        at = due.get(a)
-        if at is not None:
-            out[(sid, a)] = nbgrader_timestamp(at + timedelta(seconds=1))
-        else:
-            print(
-                f"NOTE {sid}/{a}: the LMS marks it late but gives no time, and the gradebook "
-                f"has no due date for {a}: set one (nbgrader db assignment add {a} "
-                "--duedate=...) and collect again for nbgrader to count it late"
-            )
-    return out
-
-
-def _store(
-    root: Path,
+def _check_notebooks(
+    plan: Plan,
     course: Course,
     candidates: Rows,
     zf: zipfile.ZipFile | None,
-    stamp: str,
     stamps: dict[tuple[str, str], str],
-) -> list[tuple[str, str]]:
-    """Check the candidate notebooks and store the good ones in submitted/ (with their
-    ``timestamp.txt``); the earlier submissions they replace go to archive/."""
+) -> None:
+    """Read and check every candidate notebook (no writing): two files for one learner and
+    assignment, misnamed and damaged notebooks are rejected (to keep); the good ones become
+    the plan's stores."""
     limit = max_notebook_bytes(course.settings)
     groups: dict[tuple[str, str], Rows] = {}
     for e, row in candidates:
         groups.setdefault((row.student_id, row.assignment), []).append((e, row))
-
-    used: set[Path] = set()
-    archived: list[tuple[str, str]] = []
     for (sid, a), items in sorted(groups.items()):
         files = [row.file for _, row in items]
-        twice = {f for f in files if files.count(f) > 1}
-        if twice:
-            paths = [e.inner for e, _ in items]
-            count = {2: "two", 3: "three"}.get(len(paths), str(len(paths)))
-            same = (
-                " (the same name more than once in the zip)" if len(set(paths)) < len(paths) else ""
-            )
-            message = (
-                f"{count} files for student {sid}, assignment {a} in this collect: "
-                f"{', '.join(paths)}{same}; keep one and collect again"
-            )
-            for e, row in items:
-                row.outcome, row.reason = "rejected", message
-                data, why = read(e, zf, limit)
-                if data is None:
-                    row.reason += f" (this copy is not kept: {why})"
-                else:
-                    row.kept_as = keep(root, sid, a, row.file, data, used, numbered=True)
+        if len(set(files)) < len(files):
+            _reject_twice(plan, sid, a, items, zf, limit)
             continue
         expected = course.notebook_names(a)
         good: list[tuple[CollectRow, bytes]] = []
@@ -622,44 +925,97 @@ def _store(
                 why = check_notebook_limited(data, course.settings) or ""
             if why:
                 row.outcome, row.reason = "rejected", why
-                row.kept_as = keep(root, sid, a, row.file, data, used, numbered=False)
+                plan.keeps.append(Keep(row, sid, a, row.file, data, False))
             else:
                 good.append((row, data))
-        if not good:
-            continue
-        folder = course.submitted / sid / a
-        when = stamps.get((sid, a))
-        if when is not None:
-            good_files = [(row.file, data) for row, data in good]
-            good_files.append(("timestamp.txt", when.encode()))
+        if good:
+            plan.stores.append(Store(sid, a, good, stamps.get((sid, a))))
+
+
+def _reject_twice(
+    plan: Plan, sid: str, a: str, items: Rows, zf: zipfile.ZipFile | None, limit: int
+) -> None:
+    """Two files of one name for one learner and assignment: neither counts, both are kept."""
+    paths = [e.inner for e, _ in items]
+    count = {2: "two", 3: "three"}.get(len(paths), str(len(paths)))
+    same = " (the same name more than once in the zip)" if len(set(paths)) < len(paths) else ""
+    message = (
+        f"{count} files for student {sid}, assignment {a} in this collect: "
+        f"{', '.join(paths)}{same}; keep one and collect again"
+    )
+    for e, row in items:
+        row.outcome, row.reason = "rejected", message
+        data, why = read(e, zf, limit)
+        if data is None:
+            row.reason += f" (this copy is not kept: {why})"
         else:
-            good_files = [(row.file, data) for row, data in good]
-        if all(
-            (folder / name).is_file() and (folder / name).read_bytes() == data
-            for name, data in good_files
-        ):
-            for row, _ in good:
-                row.outcome, row.reason = "unchanged", "identical to the file in submitted/"
-                row.kept_as = (folder / row.file).relative_to(root).as_posix()
-            continue
-        note = ""
-        if folder.is_dir() and any(folder.iterdir()):
-            dest = archive_folder(root, sid, a, stamp)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(folder), str(dest))
-            old, new = folder.relative_to(root).as_posix(), dest.relative_to(root).as_posix()
-            archived.append((old, new))
-            note = f"replaces the earlier submission, moved to {new}/"
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, data in good_files:
-            (folder / name).write_bytes(data)
+            plan.keeps.append(Keep(row, sid, a, row.file, data, True))
+
+
+def _late_stamps(course: Course, stores: list[Store]) -> dict[tuple[str, str], str]:
+    """Each store's ``timestamp.txt``: a late flag without a time (Canvas's ``_LATE``) as the
+    first second after the assignment's due date in the gradebook; none, with a note,
+    without one."""
+    out = {(s.student, s.assignment): s.stamp for s in stores if s.stamp and s.stamp != LATE}
+    flagged = [(s.student, s.assignment) for s in stores if s.stamp == LATE]
+    if not flagged:
+        return out
+    from course.gradebook import due_dates
+
+    due = due_dates(course.gradebook_url)
+    for sid, a in flagged:
+        at = due.get(a)
+        if at is not None:
+            out[(sid, a)] = nbgrader_timestamp(at + timedelta(seconds=1))
+        else:
+            print(
+                f"NOTE {sid}/{a}: the LMS marks it late but gives no time, and the gradebook "
+                f"has no due date for {a}: set one (nbgrader db assignment add {a} "
+                "--duedate=...) and collect again for nbgrader to count it late"
+            )
+    return out
+
+
+def _store(
+    root: Path,
+    course: Course,
+    store: Store,
+    when: str | None,
+    stamp: str,
+    archived: list[tuple[str, str]],
+) -> None:
+    """Store one learner's checked notebooks in submitted/ (with their ``timestamp.txt``);
+    the earlier submission they replace goes to archive/."""
+    sid, a, good = store.student, store.assignment, store.good
+    folder = course.submitted / sid / a
+    good_files = [(row.file, data) for row, data in good]
+    if when is not None:
+        good_files.append(("timestamp.txt", when.encode()))
+    if all(
+        (folder / name).is_file() and (folder / name).read_bytes() == data
+        for name, data in good_files
+    ):
         for row, _ in good:
-            notes = [n for n in (row.reason, note) if n]
-            if when is not None:
-                notes.append(f"submitted at {when} (timestamp.txt)")
-            row.outcome, row.reason = "accepted", "; ".join(notes)
+            row.outcome, row.reason = "unchanged", "identical to the file in submitted/"
             row.kept_as = (folder / row.file).relative_to(root).as_posix()
-    return archived
+        return
+    note = ""
+    if folder.is_dir() and any(folder.iterdir()):
+        dest = archive_folder(root, sid, a, stamp)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(folder), str(dest))
+        old, new = folder.relative_to(root).as_posix(), dest.relative_to(root).as_posix()
+        archived.append((old, new))
+        note = f"replaces the earlier submission, moved to {new}/"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in good_files:
+        (folder / name).write_bytes(data)
+    for row, _ in good:
+        notes = [n for n in (row.reason, note) if n]
+        if when is not None:
+            notes.append(f"submitted at {when} (timestamp.txt)")
+        row.outcome, row.reason = "accepted", "; ".join(notes)
+        row.kept_as = (folder / row.file).relative_to(root).as_posix()
 
 
 def _write_reports(reports: Path, report: list[CollectRow], stamp: str) -> list[Rejected]:
