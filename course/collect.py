@@ -38,6 +38,7 @@ from course.entries import (
 from course.lms import (
     KEYS,
     LAYOUTS,
+    ROSTERS,
     SHAPES,
     Placed,
     canvas_name,
@@ -331,15 +332,14 @@ def _check_roster(layout: str, learners: list[Learner] | None, where: Path) -> N
     if learners is None:
         raise CourseError(
             f"a {layout} download names learners by their {layout} "
-            f"{KEYS[layout].replace('_', ' ')}: give --roster FILE, the class list "
-            "exported from the LMS (the instructor guide says which export)"
+            f"{KEYS[layout].replace('_', ' ')}: give --roster FILE, {ROSTERS[layout]}"
         )
     key = KEYS[layout]
-    if not any(getattr(x, key) or (layout == "moodle" and x.name) for x in learners):
+    if not any(getattr(x, key) for x in learners):
         raise CourseError(
             f"the roster {where} gives no learner a {layout} "
-            f"{key.replace('_', ' ')}, which the {layout} download names learners by: export the "
-            "class list from that LMS (the instructor guide says which export)"
+            f"{key.replace('_', ' ')}, which the {layout} download names learners by: give "
+            f"{ROSTERS[layout]}"
         )
 
 
@@ -656,10 +656,7 @@ def _learner(index: Index, layout: str, p: Placed) -> Learner | None:
     """The roster's learner of a reading."""
     if p.anonymous and layout == "canvas":
         return None
-    found = index.find(KEYS[layout], p.who)
-    if found is None and layout == "moodle" and not p.anonymous:
-        found = index.find("name", p.shown)  # a roster without Moodle's identifiers
-    return found
+    return index.find(KEYS[layout], p.who)
 
 
 def _common_assignment(
@@ -717,7 +714,7 @@ def _check_whole(source: Path, layout: str, found: list[Found], learners: list[L
         f"none of the {len(shown)} learner(s) of {source} is in the roster ({len(learners)} "
         f"learner(s)); the download names them by their {layout} {key} "
         f"({', '.join(f'{f.placed.shown!r} {f.placed.who}' for f in found[:3])}): give the "
-        f"roster of this class, exported from {layout} (the instructor guide says which export)"
+        f"roster of this class: {ROSTERS[layout]}"
     )
 
 

@@ -68,6 +68,13 @@ SHAPES = {
     "github-classroom": "<assignment>-<username>/<files of the repository>",
     "course": "<student>/<assignment>/<notebook>.ipynb",
 }
+# The class list each LMS exports, which names its learners as its download does.
+ROSTERS = {
+    "canvas": "the gradebook export (Grades > Export)",
+    "moodle": "the grading worksheet (Download grading worksheet)",
+    "blackboard": "the Grade Center download (Work Offline > Download)",
+    "github-classroom": "the classroom roster (Download roster)",
+}
 # Which roster field a layout's learner identity is.
 KEYS = {
     "canvas": "lms_user_id",

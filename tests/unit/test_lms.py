@@ -490,6 +490,21 @@ def test_the_roster_of_another_class_writes_nothing(tmp_path):
     assert nothing_written(root) and not (root / "rejected").exists()
 
 
+def test_moodle_needs_the_worksheets_participant_ids_not_names(tmp_path):
+    """A learner may rename themselves in Moodle: a name never decides whose file it is, so a
+    class list without participant ids is refused, naming the export that has them."""
+    root = course_root(tmp_path / "course")
+    download, _, learners = L.moodle(fresh(tmp_path, "m"))
+    names = tmp_path / "participants.csv"
+    rows = [f"{x.first},{x.last},{x.email}" for x in L.roster_of(learners)]
+    names.write_text("First name,Last name,Email address\n" + "\n".join(rows) + "\n")
+    with pytest.raises(
+        CourseError, match=r"gives no learner a moodle participant.*grading worksheet"
+    ):
+        collect(download, Course(root), roster=names)
+    assert nothing_written(root)
+
+
 def test_an_unrecognised_moodle_download_imports_no_roster(tmp_path):
     root = course_root(tmp_path / "course")
     _, worksheet, _ = L.moodle(fresh(tmp_path, "m"))
