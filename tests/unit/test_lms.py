@@ -114,13 +114,14 @@ def test_canvas_names_as_its_content_zipper_writes_them():
         (("José García_501_assignsubmission_file_", "a.ipynb"), "501", "José García", "a.ipynb"),
         (("José García_501_assignsubmission_file_a.ipynb",), "501", "José García", "a.ipynb"),
         (("Teilnehmerin_501_assignsubmission_file", "a.ipynb"), "501", "Teilnehmerin", "a.ipynb"),
+        (("Participant_501_assignsubmission_file", "a.ipynb"), "501", "Participant", "a.ipynb"),
         (("参与人_501_assignsubmission_file_", "a.ipynb"), "501", "参与人", "a.ipynb"),
     ],
 )
 def test_moodle_names_of_each_version_and_setting(path, who, shown, file):
     (r,) = readings("moodle", path)
     assert (r.who, r.shown, r.file) == (who, shown, file)
-    assert r.anonymous == (shown in ("Teilnehmerin", "参与人"))
+    assert r.anonymous == (shown in ("Participant", "Teilnehmerin", "参与人"))
 
 
 def test_a_learners_file_name_never_names_the_learner():
