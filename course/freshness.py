@@ -23,7 +23,9 @@ NOT_GRADED = "collected, not graded yet"
 
 def states(course: Course, assignment: str, scored: set[str]) -> dict[str, str]:
     """{student: GRADED, STALE or NOT_GRADED} for every student with a submission of
-    ``assignment`` in submitted/; ``scored``: the students the gradebook has a score of."""
+    ``assignment`` in submitted/; ``scored``: the students the gradebook has a score of. A
+    submission autograde recorded is graded when its files are the ones recorded, whatever
+    the grading's outcome (a grader's error is graded again by autograde, not here)."""
     from course.tasks import digest, pack
 
     recorded = _recorded(course, assignment)
@@ -32,14 +34,13 @@ def states(course: Course, assignment: str, scored: set[str]) -> dict[str, str]:
         student = folder.parent.name
         if not folder.is_dir():
             continue
-        if student not in scored:
-            out[student] = NOT_GRADED
-            continue
         sha = recorded.get(student, "")
         if sha:
             out[student] = GRADED if sha == digest(pack(folder)) else STALE
-        else:
+        elif student in scored:
             out[student] = _by_time(folder, course.autograded / student / assignment)
+        else:
+            out[student] = NOT_GRADED
     return out
 
 

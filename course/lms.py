@@ -130,12 +130,6 @@ def readings(layout: str, parts: tuple[str, ...], clones: str = "") -> list[Plac
     raise ValueError(layout)
 
 
-def place(layout: str, parts: tuple[str, ...], clones: str = "") -> Placed | None:
-    """The leftmost reading of ``parts`` (``readings``), or None when there is none."""
-    found = readings(layout, parts, clones)
-    return found[0] if found else None
-
-
 def _canvas(name: str) -> list[Placed]:
     """Readings of a Canvas download's file name (``ContentZipper#get_filename`` and
     ``#add_upload_submission``)."""
