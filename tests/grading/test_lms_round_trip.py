@@ -5,7 +5,7 @@ One course root, one graded class: the downloads of Canvas, Moodle (4.1, German 
 Blackboard and GitHub Classroom (tests/support/lms_downloads.py: each built as its LMS's code
 writes it) are collected into it with their rosters and graded once (16 notebooks). Every
 learner who handed in is graded under their roster row, the attacker (whose file name imitates
-another learner's LMS name and an earlier time) under their own, with their own time. Each
+another learner's LMS name and a later time) under their own, with their own time. Each
 export is read back by its LMS's importer (tests/support/lms_oracle.py): Canvas's
 "no change to value", Moodle's empty = no grade, Blackboard's changed cells; only the graded
 learners' grades change, a grade the instructor typed into the LMS stays. A notebook collected
@@ -123,7 +123,7 @@ def test_times_come_from_the_lms_never_from_a_learners_file_name(graded):
             assert ontime.total_seconds_late == 0, name
             if name in ("blackboard", "moodle"):
                 assert late.timestamp == L.DUE + timedelta(hours=5, minutes=30), name
-            if name == "blackboard":  # the name it chose said 2026-02-27, the LMS 03-02
+            if name == "blackboard":  # the name it chose said 2049, the LMS 03-02
                 attacker = gb.find_submission(A1, k["attacker"].student_id)
                 assert attacker.timestamp == L.DUE + L.late_by(k["attacker"])
 

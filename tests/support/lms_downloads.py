@@ -52,10 +52,10 @@ Real learners' names and addresses are replaced by made-up ones. Each class has 
 of learner, with names of their own per LMS (the classes can be collected into one course
 root): ``ontime`` (an accented name, on time), ``late`` (a Chinese name, late, uploaded
 again), ``renamed`` (a renamed notebook and a PDF in one submission), ``attacker`` (a name
-with an apostrophe; the file name they chose holds ``ontime``'s LMS name and an earlier
-time), ``stranger`` (hands in, missing from the roster), ``absent`` (in the roster, hands
-nothing in, the LMS holds a grade typed by hand) and ``quiet`` (in the roster, nothing, no
-grade).
+with an apostrophe; the file name they chose holds ``ontime``'s LMS name and, on Blackboard,
+a later attempt time: read by that part, it would set ``ontime``'s own attempt aside),
+``stranger`` (hands in, missing from the roster), ``absent`` (in the roster, hands nothing
+in, the LMS holds a grade typed by hand) and ``quiet`` (in the roster, nothing, no grade).
 """
 
 from __future__ import annotations
@@ -473,7 +473,7 @@ BB_TIMES = {
     "ontime": ["2026-02-28-10-00-00"],
     "late": ["2026-03-01-09-00-00", "2026-03-01-17-30-00"],  # on time, then late: it counts
     "renamed": ["2026-02-28-15-00-00"],
-    "attacker": ["2026-03-02-08-00-00"],  # late; the name it chose says 2026-02-27
+    "attacker": ["2026-03-02-08-00-00"],  # late; the name it chose says 2049, the victim
     "stranger": ["2026-02-28-10-00-00"],
 }
 
@@ -485,7 +485,7 @@ def blackboard_files(x: Learner, victim: Learner, attempt: int) -> dict[str, byt
     if x.kind == "renamed":
         return {"attention (1).ipynb": x.notebook, "notes_final_v2.pdf": PDF}
     if x.kind == "attacker":
-        return {f"{BB_ASSIGNMENT}_{victim.username}_attempt_2026-02-27-09-00-00_{NB}": x.notebook}
+        return {f"{BB_ASSIGNMENT}_{victim.username}_attempt_2049-03-01-09-00-00_{NB}": x.notebook}
     return {NB: x.notebook}
 
 

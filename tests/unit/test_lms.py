@@ -437,7 +437,8 @@ def test_blackboard_attempts_receipts_and_times_from_the_lms(tmp_path, capsys):
     earlier = row_of(root, f"{k['late'].username}_attempt_2026-03-01-09-00-00_attention")
     assert earlier["outcome"] == "superseded" and "latest attempt" in earlier["reason"]
     assert (root / earlier["kept_as"]).read_bytes() == L.GOOD
-    # The attacker's file name says 2026-02-27 and the victim: the LMS's part says otherwise.
+    # The name the attacker chose says the victim, 2049 (a later attempt of theirs, the old
+    # reading would set their real one aside): the LMS's part says otherwise.
     attacked = sub(root, k["attacker"].student_id, "timestamp.txt").read_text()
     assert attacked == "2026-03-02 08:00:00.000000 UTC"
     assert sub(root, k["ontime"].student_id, "timestamp.txt").read_text().startswith("2026-02-28")
