@@ -95,6 +95,7 @@ def grade(
                 cells.get(g, []),
                 refused=reading.interference(g),
                 static=reading.forbidden(g, refs.get(g, [])),
+                quiet=reading.looks_around(),
             )
             for g in points
         }

@@ -257,6 +257,7 @@ class Verdicts(NbGraderPreprocessor):
         source = notebook_of(self.source_directory, resources)
         expected = replay.expected_checks(source)  # a ReplayError stops this notebook
         reading = scan.Scan(nb, json.loads(source.read_text(encoding="utf-8")))
+        quiet = reading.looks_around()
         for cell in nb.cells:
             if not regions.is_test_cell(cell):
                 continue
@@ -268,6 +269,7 @@ class Verdicts(NbGraderPreprocessor):
                 tampered=resources.get(TAMPERED, {}).get(grade_id),
                 refused=reading.interference(grade_id),
                 static=reading.forbidden(grade_id, expected.get(grade_id, [])),
+                quiet=quiet,
             )
             cell.outputs = [NotebookNode(o) for o in verdicts.verdict_outputs(verdict)]
         outcomes.execution(reading_notes=reading.noted())  # for the instructor's summary

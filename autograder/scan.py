@@ -691,6 +691,14 @@ class Scan:
                 out[grade_id] = refusal
         return out
 
+    def looks_around(self) -> str | None:
+        """Where the notebook first reads the kernel's internals or runs code the reading
+        cannot see (``code cell 3, line 2: `sys._getframe```), or ``None``."""
+        for why, f in self.notes:
+            if why in ("looks around the kernel", "code the reading cannot see"):
+                return f"{f.where()} ({f.what})"
+        return None
+
     def noted(self, grade_ids: Iterator[str] | None = None) -> list[str]:
         """The notes for the instructor: what looks around or cannot be read, with where;
         and the test variables that code a test calls reads."""

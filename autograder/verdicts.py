@@ -40,6 +40,7 @@ def judge_test(
     tampered: str | None = None,
     refused: str | None = None,
     static: str | None = None,
+    quiet: str | None = None,
 ) -> Verdict:
     """Judge a test cell from its executed ``outputs``.
 
@@ -48,7 +49,9 @@ def judge_test(
     a module or the kernel's shell before it, or in the code it calls): its message replaces
     the learner's own, which such code could have filled with anything; ``static``: a
     forbidden call that reading found in the code this test reaches (``autograder/scan.py``).
-    Each fails the test, and so does a cell that raised.
+    Each fails the test, and so does a cell that raised. ``quiet``: where the notebook reads
+    the kernel's internals (frames, IPython's history): then what its code raised is named by
+    its type only, since its message could carry what that code read (a test's code).
     """
     if not refs:
         return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")
@@ -67,6 +70,12 @@ def judge_test(
         if kind == "error":  # the last one: after a time-out, nbgrader's CellTimeoutError
             ename = str(out.get("ename", ""))[:80]
             error = f"{ename}: {str(out.get('evalue', ''))[:MAX_ERROR]}"
+            if quiet:
+                kind = "".join(c for c in ename if c.isalnum() or c in "._")[:80] or "an error"
+                error = (
+                    f"{kind} (its message is not shown: your notebook reads the kernel's "
+                    f"internals at {quiet}, and a message could carry what it read)"
+                )
         if kind not in ("display_data", "execute_result"):
             continue
         record = (out.get("data") or {}).get(MIME)

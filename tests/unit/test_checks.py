@@ -182,6 +182,20 @@ def test_a_test_passes_only_with_one_good_record_per_check():
     assert not verdicts.judge_test("t", refs, [fake_text]).passed
 
 
+def test_a_notebook_that_reads_the_kernels_internals_gets_no_window_in_its_messages():
+    """What the learner's code raised is named by its type only when the notebook reads the
+    kernel's internals: a message could carry a test's code out into feedback."""
+    refs = [{"key": "k", "name": "k", "kind": "close", "expected": encode([1.0])}]
+    raised = [{"output_type": "error", "ename": "ValueError", "evalue": "cHJpbnQoJ3NlY3JldCcp"}]
+    plain = verdicts.judge_test("t", refs, raised)
+    assert "cHJpbnQoJ3NlY3JldCcp" in plain.message
+    quiet = verdicts.judge_test("t", refs, raised, quiet="code cell 3, line 2 (`sys._getframe`)")
+    assert not quiet.passed and "cHJpbnQoJ3NlY3JldCcp" not in quiet.message
+    assert (
+        "ValueError (its message is not shown" in quiet.message and "code cell 3" in quiet.message
+    )
+
+
 def test_verdict_outputs_score_like_nbgrader():
     from nbformat.notebooknode import from_dict
     from nbgrader.utils import determine_grade
