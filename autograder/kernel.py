@@ -4,9 +4,10 @@
 
 jupyter_client starts this (trusted, outside the sandbox) in the submission's autograded
 folder. It needs the ``ipc`` transport (``c.KernelManager.transport = "ipc"``): the kernel's
-sockets are Unix sockets in a private folder, bound into the sandbox at the path the client
-expects and linked from the client's runtime folder, so the client reaches the kernel although
-the kernel has no network at all.
+sockets are Unix sockets in a small tmpfs of the sandbox's own, linked (through
+``/proc/PID/root``) from the paths the client expects, so the client reaches the kernel although
+the kernel has no network at all. The kernel runs ``seccomp.kernel_start_code``: from its first
+line on it can start no process of its own.
 
 Its limits come from the run's settings (``autograder.settings.of_run``: the folder
 ``AFZ_RUN`` of the nbgrader command that started it; the defaults outside one); ``sandbox =
@@ -17,6 +18,7 @@ instructor's tool cleans up and diagnoses from the records. The sandbox itself g
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -67,11 +69,14 @@ def _submission_files(folder: Path) -> list[Path]:
 
 
 def _forward(stream, limit: int = LOG_BYTES) -> None:
-    """Copy the first ``limit`` bytes of the kernel's output to our stderr; drain the rest."""
+    """Copy the first ``limit`` bytes of the kernel's output to our stderr, its control
+    characters escaped (``outcomes.escaped``: no terminal escape reaches a log); drain the rest."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
     sent = 0
     while chunk := stream.read(65536):
         if sent < limit:
-            sys.stderr.buffer.write(chunk[: limit - sent])
+            text = decoder.decode(chunk[: limit - sent])
+            sys.stderr.buffer.write(outcomes.escaped(text).encode("utf-8"))
             sys.stderr.flush()
             sent += len(chunk)
 
@@ -98,7 +103,7 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
             filter(None, [str(staging), os.environ.get("PYTHONPATH")])
         )
     outcomes.kernel(f"k{os.getpid()}", sandbox="off")
-    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
+    os.execv(sys.executable, [sys.executable, "-c", seccomp.kernel_start_code(), *args])
     return 0  # not reached
 
 
@@ -115,29 +120,14 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         return _fail(f"the ipc socket prefix {ip} must be absolute (c.KernelManager.ip)")
     name = f"k{os.getpid()}-{uuid.uuid4().hex[:8]}"
     uid = sandbox.sandbox_uid()
-
-    # The kernel's sockets live in a private folder, mounted at /run/kernel inside; links at
-    # the paths the client expects point to them. The client's runtime folder (which may hold
-    # other kernels' connection files and keys) is never mounted. Once the kernel has made
-    # its sockets the folder becomes root's (``_seal``): the only folder of the grader's disk
-    # the kernel could write into takes nothing more.
-    inside = "/run/kernel"
     links = [Path(f"{ip}-{port}") for port in ports]
-    private = staging = None
+    staging = None
     try:  # a failure here is the grader's (a full disk, say): the submission is graded again
-        private = Path(tempfile.mkdtemp(prefix="afz-k-"))
         staging = Path(tempfile.mkdtemp(prefix="afz-h-"))  # this kernel's copy of helpers
-        os.chmod(private, 0o700)
-        (private / "connection.json").write_text(json.dumps({**info, "ip": f"{inside}/ipc"}))
-        os.chown(private, uid, uid)
-        for port, link in zip(ports, links, strict=True):
-            link.unlink(missing_ok=True)
-            link.symlink_to(private / f"ipc-{port}")
+        packages = course_files(staging, Path.cwd().name)
         cgroup = sandbox.Cgroup.create(name, limits)
     except OSError as err:
-        for path in (private, staging):
-            if path is not None:
-                remove_tree(path)
+        remove_tree(staging)
         return _fail(f"the grader's machine could not prepare the kernel: {err}", name)
     outcomes.kernel(
         name,
@@ -146,58 +136,72 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         cgroup_dirs={k: str(v) for k, v in cgroup.dirs.items()} if cgroup else {},
         uid=uid,
     )
+    try:
+        connection = json.dumps({**info, "ip": f"{SOCKETS}/ipc"}).encode()
+        return _run_bwrap(name, uid, limits, rest, connection, packages, cgroup, links, ports)
+    finally:
+        oom = cgroup.oom_killed() if cgroup else False
+        if cgroup is not None:
+            cgroup.remove()
+        outcomes.kernel(name, oom_killed=oom, finished=True)
+        for link in links:
+            link.unlink(missing_ok=True)
+        remove_tree(staging)
+        stamp("launcher done")
+
+
+# The kernel's sockets live in a small tmpfs of the sandbox's own, at SOCKETS inside. The
+# client reaches them through links at the paths it expects, which point into the sandbox
+# (/proc/PID/root/...): no folder of the grader's disk is mounted, and the client's runtime
+# folder (which may hold other kernels' connection files and keys) is never visible. Once the
+# kernel has made its sockets the folder becomes root's (``_seal``) and takes nothing more.
+SOCKETS = "/run/kernel"
+
+
+def _run_bwrap(
+    name: str,
+    uid: int,
+    limits: sandbox.Limits,
+    rest: list[str],
+    connection: bytes,
+    packages: list[tuple[Path, str]],
+    cgroup: sandbox.Cgroup | None,
+    links: list[Path],
+    ports: list[int],
+) -> int:
+    """Start the sandbox, link its sockets for the client, forward its output; its exit code."""
     fds: list[int] = []
     proc = None
     try:
         files = []
         cwd = Path.cwd()
         for path in _submission_files(cwd):
-            fd = os.open(path, os.O_RDONLY)
-            fds.append(fd)
-            files.append((fd, f"{sandbox.WORK}/{path.relative_to(cwd).as_posix()}"))
+            files.append((_opened(path, fds), f"{sandbox.WORK}/{path.relative_to(cwd).as_posix()}"))
+        inside = [(_opened(path, fds), relative) for path, relative in packages]
         passwd = sandbox.passwd_fd(uid)
         fds.append(passwd)
+        connection_fd = sandbox.data_fd(connection)
+        fds.append(connection_fd)
         rules = seccomp.program()
         filter_fd = sandbox.data_fd(rules) if rules is not None else None
         if filter_fd is not None:
             fds.append(filter_fd)
-        env = {
-            "HOME": sandbox.HOME,
-            "USER": "learner",
-            "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "JPY_PARENT_PID": "1",  # its parent is the PID namespace's init: no parent poller
-            "OMP_NUM_THREADS": "1",
-            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-            "MPLCONFIGDIR": "/tmp/matplotlib",
-            "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            # no module from the notebook's folder: what it writes there it cannot import, so
-            # the grader's reading of its code (autograder/scan.py) sees all that runs
-            "PYTHONSAFEPATH": "1",
-            "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-            # autograde: test cells hand results out and the grader judges; validate: the
-            # visible checks judge at once, as in the learner's own Jupyter
-            **({"CHECKS_MODE": "record"} if grading() else {}),
-            # PyTorch's kernels as in the grader's replay of the solution (AVX2 on an AVX-512
-            # CPU, say), so that a right answer gives the solution's values to the last bit.
-            **{k: os.environ[k] for k in KERNEL_SETTINGS if k in os.environ},
-        }
-        command = [sandbox.python_executable(), "-m", "ipykernel_launcher"]
-        command += ["-f", f"{inside}/connection.json", *rest]
+        info_read, info_write = os.pipe()
+        fds.append(info_write)
+        command = [sandbox.python_executable(), "-c", seccomp.kernel_start_code()]
+        command += ["-f", f"{SOCKETS}/connection.json", *rest]
         argv = sandbox.bwrap_argv(
             command,
             uid=uid,
             limits=limits,
-            read_only=[
-                *sandbox.python_paths(),
-                *course_mounts(staging, Path.cwd().name),
-            ],
-            writable=[(str(private), inside)],
+            read_only=sandbox.python_paths(),
+            packages=inside,
+            sockets=SOCKETS,
             files=files,
-            ro_data=[(passwd, "/etc/passwd")],
-            env=env,
+            ro_data=[(passwd, "/etc/passwd"), (connection_fd, f"{SOCKETS}/connection.json")],
+            env=_environment(),
             seccomp_fd=filter_fd,
+            info_fd=info_write,
         )
 
         def enter_limits() -> None:  # in the child, before bwrap starts: all it forks inherits
@@ -210,7 +214,8 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         stamp("bwrap")
         outcomes.kernel(name, argv=argv)
         if _ending["now"]:
-            return 1  # ended before the sandbox started: only the cleanup below
+            os.close(info_read)
+            return 1  # ended before the sandbox started: only the cleanup
         proc = subprocess.Popen(
             argv,
             pass_fds=fds,
@@ -226,9 +231,18 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
         _ending["sandbox"] = proc
         if _ending["now"]:  # SIGTERM came while the sandbox was being set up
             proc.kill()
-        threading.Thread(target=_seal, args=(private, ports, proc), daemon=True).start()
         reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
         reader.start()
+        try:
+            pid = sandbox.sandbox_pid(info_read, proc)
+        finally:
+            os.close(info_read)
+        if pid is not None:
+            sockets = Path(f"/proc/{pid}/root{SOCKETS}")
+            for port, link in zip(ports, links, strict=True):
+                link.unlink(missing_ok=True)
+                link.symlink_to(sockets / f"ipc-{port}")
+            threading.Thread(target=_seal, args=(sockets, ports, proc), daemon=True).start()
         rc = proc.wait()
         stamp("sandbox exited")
         reader.join(timeout=2)
@@ -244,19 +258,45 @@ def run_sandboxed(connection_file: Path, rest: list[str], limits: sandbox.Limits
             os.close(fd)
         if proc is not None and proc.poll() is None:
             proc.kill()
-        oom = cgroup.oom_killed() if cgroup else False
-        if cgroup is not None:
-            cgroup.remove()
-        outcomes.kernel(name, oom_killed=oom, finished=True)
-        for link in links:
-            link.unlink(missing_ok=True)
-        remove_tree(private)
-        remove_tree(staging)
-        stamp("launcher done")
+
+
+def _opened(path: Path, fds: list[int]) -> int:
+    """A read-only file descriptor of ``path``, also noted in ``fds`` (closed by the caller)."""
+    fd = os.open(path, os.O_RDONLY)
+    fds.append(fd)
+    return fd
+
+
+def _environment() -> dict[str, str]:
+    """The sandboxed kernel's whole environment."""
+    return {
+        "HOME": sandbox.HOME,
+        "USER": "learner",
+        "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "JPY_PARENT_PID": "1",  # its parent is the PID namespace's init: no parent poller
+        "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # no module from the notebook's folder: what it writes there it cannot import, so
+        # the grader's reading of its code (autograder/scan.py) sees all that runs
+        "PYTHONSAFEPATH": "1",
+        "PYTHONPATH": sandbox.PACKAGES,  # the course's packages, copied in
+        "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+        # autograde: test cells hand results out and the grader judges; validate: the
+        # visible checks judge at once, as in the learner's own Jupyter
+        **({"CHECKS_MODE": "record"} if grading() else {}),
+        # PyTorch's kernels as in the grader's replay of the solution (AVX2 on an AVX-512
+        # CPU, say), so that a right answer gives the solution's values to the last bit.
+        **{k: os.environ[k] for k in KERNEL_SETTINGS if k in os.environ},
+    }
 
 
 def _seal(folder: Path, ports: list[int], proc: subprocess.Popen, wait: float = 120.0) -> None:
-    """Give ``folder`` to root once the kernel's sockets are in it (or it ended)."""
+    """Give the sandbox's socket ``folder`` (seen from here) to root once the kernel's sockets
+    are in it (or it ended)."""
     wanted = [folder / f"ipc-{port}" for port in ports]
     deadline = time.monotonic() + wait
     while proc.poll() is None and time.monotonic() < deadline:
@@ -313,20 +353,25 @@ def package_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def course_mounts(staging: Path, assignment: str) -> list[tuple[str, str]]:
-    """What a learner's kernel imports of the course, read-only, at its usual paths: the test
-    cells' package ``checks``, and a copy of ``helpers`` in ``staging`` without the pieces
-    this assignment (and later ones) ask the learner to write and without the chapters'
-    pictures (``pieces.py``). Nothing of the grader is mounted."""
-    mounts = []
+def course_files(staging: Path, assignment: str) -> list[tuple[Path, str]]:
+    """What a learner's kernel imports of the course, as (file here, path below
+    ``sandbox.PACKAGES``): the test cells' package ``checks``, and a copy of ``helpers`` in
+    ``staging`` without the pieces this assignment (and later ones) ask the learner to write
+    and without the chapters' pictures (``pieces.py``). The files are copied into the sandbox,
+    not mounted; nothing of the grader is among them."""
+    trees = []
     real = package_dir("helpers")
     if real is not None:
-        copy = pieces.filtered_copy(real, staging / "helpers", assignment)
-        mounts.append((str(copy), str(real)))
+        trees.append(pieces.filtered_copy(real, staging / "helpers", assignment))
     checks = package_dir("checks")
     if checks is not None:
-        mounts.append((str(checks), str(checks)))
-    return mounts
+        trees.append(checks)
+    found = []
+    for tree in trees:
+        for path in sorted(tree.rglob("*")):
+            if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts:
+                found.append((path, f"{tree.name}/{path.relative_to(tree).as_posix()}"))
+    return found
 
 
 # SIGTERM (from the client once the last cell has replied, or because nbgrader died) ends the

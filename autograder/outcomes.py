@@ -12,12 +12,19 @@ The processes of a grading write what they saw, and the instructor's tool reads 
 - ``execution.json``, by the executing preprocessor (``nbgrader_plugins.LimitedExecute``):
   ``error`` (the kind of what stopped the execution: "dead kernel", "unresponsive kernel",
   "uninterruptible kernel" (a cell went on running after the time limit's interrupt), "kernel
-  start", or the exception's class name) and ``message``.
+  start", or the exception's class name), ``message``, and ``output_capped`` (the bytes of
+  output, counted against the setting output_mb, once the cap was reached).
+- ``feedback.json``, by ``nbgrader_plugins.SafeFeedback``: student -> why that student's
+  feedback page was not written (its time limit).
+
+``escaped`` makes text that a notebook may have written (the kernel's own output, names and
+messages in nbgrader's log) safe to write into a log or onto a terminal.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +32,19 @@ from .settings import run_folder
 
 KERNELS = "kernels"
 EXECUTION = "execution.json"
+FEEDBACK = "feedback.json"
+
+
+# Control characters (but the line feed and the tab), C1 controls included, and the Unicode
+# marks that reorder how a line is shown (bidirectional embeddings, overrides and isolates).
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\x1b``, ``\\u202e``): a
+    terminal escape or a carriage return in a notebook's output shows as text in a log, and
+    neither moves the cursor nor rewrites what a terminal shows."""
+    return CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def _merge(path: Path, data: dict) -> None:
@@ -54,12 +74,20 @@ def execution(**data: object) -> None:
         _merge(run / EXECUTION, data)
 
 
+def feedback(student: str, why: str) -> None:
+    """Note why ``student``'s feedback page was not written (nothing outside a run)."""
+    run = run_folder()
+    if run is not None:
+        _merge(run / FEEDBACK, {student: why})
+
+
 @dataclass
 class Outcome:
     """The records of one run, read back."""
 
     kernels: list[dict] = field(default_factory=list)
     execution: dict = field(default_factory=dict)
+    feedback: dict = field(default_factory=dict)  # student -> why no feedback page
 
     @property
     def oom_killed(self) -> bool:
@@ -75,6 +103,12 @@ class Outcome:
         return next((k["trouble"] for k in self.kernels if k.get("trouble")), None)
 
     @property
+    def output_capped(self) -> int:
+        """The bytes of output counted when the cap was reached (0: it was not)."""
+        value = self.execution.get("output_capped", 0)
+        return value if isinstance(value, int) else 0
+
+    @property
     def error(self) -> str:
         """What stopped the execution ("" : nothing did)."""
         return str(self.execution.get("error", ""))
@@ -88,8 +122,12 @@ def read(run: Path) -> Outcome:
             kernels.append({"name": path.stem, **json.loads(path.read_text())})
         except ValueError:
             continue
+    return Outcome(kernels, _read_dict(run / EXECUTION), _read_dict(run / FEEDBACK))
+
+
+def _read_dict(path: Path) -> dict:
     try:
-        execution = json.loads((run / EXECUTION).read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
-        execution = {}
-    return Outcome(kernels, execution)
+        return {}
+    return data if isinstance(data, dict) else {}

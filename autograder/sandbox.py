@@ -1,12 +1,15 @@
 """The OS sandbox around one grading kernel: bubblewrap namespaces, cgroup limits, rlimits.
 
 Inside (see ``bwrap_argv``): a uid of its own that owns no file of the machine (no capabilities,
-``no_new_privs``); the system, the Python installation, the virtual environment and the course's
-``helpers`` and ``checks`` packages read-only; a size-capped tmpfs home (empty while grading:
-the cells reach the kernel one by one as they run), a size-capped private ``/tmp``; no network at all (a network namespace
-with only its own loopback); a PID namespace whose processes all die with the kernel. Nothing
-else of the machine is mounted: not the course, the gradebook, ``solutions/``, other
-submissions, the instructor tool or this package.
+``no_new_privs``); the system, the Python installation and the virtual environment read-only; a
+copy of the course's ``helpers`` and ``checks`` packages in a read-only tmpfs at ``PACKAGES``; a
+size-capped tmpfs home (empty while grading: the cells reach the kernel one by one as they run),
+a size-capped private ``/tmp``, a small tmpfs for the kernel's sockets; no network at all (a
+network namespace with only its own loopback); a PID namespace whose processes all die with the
+kernel. Nothing else of the machine is mounted: not the course, the gradebook, ``solutions/``,
+other submissions, the instructor tool or this package, and no folder of the grader's disk is
+writable. What is copied in comes through file descriptors, so ``/proc/self/mountinfo`` inside
+names no folder of the grader's (only the system's and the Python installation's own paths).
 
 Limits (``Limits.of`` the run's settings): memory of all the sandbox's processes together and their
 number (cgroup v1 or v2, whichever the machine has writable), CPU share (one core), per-process CPU
@@ -35,6 +38,9 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP = "afz-sandbox"  # parent of every sandbox's cgroup, below this process's own cgroup
 HOME = "/home/learner"  # the kernel's home and working folder inside the sandbox
 WORK = HOME + "/work"
+PACKAGES = "/opt/course"  # the course's packages inside (on the kernel's PYTHONPATH)
+PACKAGES_BYTES = 64 * 1024 * 1024
+SOCKETS_BYTES = 1024 * 1024
 UID_BASE = 100_000  # sandbox uid = UID_BASE + launcher pid: unique among running sandboxes
 
 
@@ -281,20 +287,26 @@ def bwrap_argv(
     uid: int,
     limits: Limits,
     read_only: Sequence[str | tuple[str, str]],
-    writable: Sequence[tuple[str, str]] = (),
+    packages: Sequence[tuple[int, str]] = (),
+    sockets: str | None = None,
     files: Sequence[tuple[int, str]] = (),
     ro_data: Sequence[tuple[int, str]] = (),
     env: dict[str, str] | None = None,
     seccomp_fd: int | None = None,
+    info_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line that runs ``command`` as ``uid`` inside a fresh sandbox.
 
     read_only: host paths mounted read-only at the same path, or (host, sandbox path) pairs.
-    writable: (host path, sandbox path) pairs mounted read-write (the kernel's socket folder).
+    packages: (open file descriptor, path below ``PACKAGES``): copied into a tmpfs there, which
+        is then made read-only.
+    sockets: a folder made as a small tmpfs that the sandbox's user may write (the kernel's
+        sockets; the grader reaches it through ``/proc/PID/root``).
     files: (open file descriptor, sandbox path): copied into the sandbox's tmpfs home.
     ro_data: (file descriptor, sandbox path): read-only files made from data (``data_fd``).
     env: the whole environment inside (nothing of the caller's is passed on).
     seccomp_fd: a file descriptor holding the seccomp filter (``autograder/seccomp.py``).
+    info_fd: a file descriptor to which bwrap writes the sandbox's pid, as JSON.
     """
     bwrap, setpriv = bwrap_path(), setpriv_path()
     if not bwrap or not setpriv:
@@ -334,8 +346,18 @@ def bwrap_argv(
     for item in dict.fromkeys(read_only):
         host, inside = (item, item) if isinstance(item, str) else item
         argv += [*parents(inside), "--ro-bind", host, inside]
-    for host, inside in writable:
-        argv += [*parents(inside), "--bind", host, inside]
+    if packages:
+        argv += [*parents(PACKAGES), "--perms", "0755", "--size", str(PACKAGES_BYTES)]
+        argv += ["--tmpfs", PACKAGES]
+        made.add(PACKAGES)
+        for fd, relative in packages:
+            inside = f"{PACKAGES}/{relative}"
+            argv += [*parents(inside), "--perms", "0644", "--file", str(fd), inside]
+        argv += ["--remount-ro", PACKAGES]
+    if sockets:
+        argv += [*parents(sockets), "--perms", "0777", "--size", str(SOCKETS_BYTES)]
+        argv += ["--tmpfs", sockets]
+        made.add(sockets)
     for fd, inside in files:  # the learner's own files: folders they may write into
         argv += [*parents(inside, "0777"), "--perms", "0666", "--file", str(fd), inside]
     for fd, inside in ro_data:
@@ -344,6 +366,8 @@ def bwrap_argv(
         argv += ["--setenv", key, value]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
     argv += ["--chdir", WORK, "--"]
     argv += [
         setpriv,
@@ -457,6 +481,28 @@ def data_fd(data: bytes) -> int:
     os.write(w, data)
     os.close(w)
     return r
+
+
+def sandbox_pid(info_fd: int, proc: subprocess.Popen, timeout: float = 60.0) -> int | None:
+    """The pid (in this PID namespace) of the sandbox that bwrap started, read from what it
+    writes to ``info_fd`` (``bwrap_argv``); None if it ended or said nothing in time."""
+    import json
+    import select
+
+    text = b""
+    deadline = time.monotonic() + timeout
+    while b"}" not in text and proc.poll() is None and time.monotonic() < deadline:
+        if not select.select([info_fd], [], [], 0.5)[0]:
+            continue
+        chunk = os.read(info_fd, 4096)
+        if not chunk:
+            break
+        text += chunk
+    try:
+        pid = json.loads(text[: text.index(b"}") + 1])["child-pid"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return pid if isinstance(pid, int) else None
 
 
 def passwd_fd(uid: int) -> int:

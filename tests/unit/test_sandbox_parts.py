@@ -155,11 +155,20 @@ calls = {"unshare(CLONE_NEWUSER)": (272, 0x10000000), "setns": (308, 0, 0),
          "bpf": (321, 0, 0, 0), "perf_event_open": (298, 0, 0, 0, 0, 0), "keyctl": (250, 0, 0),
          "init_module": (175, 0, 0, 0), "finit_module": (313, 0, 0, 0),
          "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0),
-         "process_vm_writev": (311, 1, 0, 0, 0, 0, 0), "userfaultfd": (323, 0)}
+         "process_vm_writev": (311, 1, 0, 0, 0, 0, 0), "userfaultfd": (323, 0),
+         "io_uring_setup": (425, 8, ctypes.addressof(ctypes.create_string_buffer(120))),
+         "io_uring_register": (427, 0, 0, 0, 0), "io_setup": (206, 8, 0),
+         "kcmp": (312, 1, 1, 0, 0, 0), "pidfd_getfd": (438, 0, 0, 0),
+         "lookup_dcookie": (212, 0, 0, 0), "quotactl": (179, 0, 0, 0, 0),
+         "syslog": (103, 3, 0, 0), "settimeofday": (164, 0, 0), "clock_settime": (227, 0, 0),
+         "adjtimex": (159, 0), "vhangup": (153,), "iopl": (172, 3), "ioperm": (173, 0, 8, 1),
+         "modify_ldt": (154, 0, 0, 0), "memfd_secret": (447, 0), "fanotify_init": (300, 0, 0),
+         "personality(ADDR_NO_RANDOMIZE)": (135, 0x0040000)}
 for name, (nr, *args) in calls.items():
     ctypes.set_errno(0)
     r = libc.syscall(nr, *args)
     print("DENIED" if r == -1 and ctypes.get_errno() == errno.EPERM else "ALLOWED", name)
+print("personality asked:", libc.syscall(135, 0xFFFFFFFF), libc.syscall(135, 0))
 u = subprocess.run(["unshare", "--user", "--map-root-user", "true"], capture_output=True)
 print("DENIED" if u.returncode else "ALLOWED", "unshare --user")
 print("threads and processes:", subprocess.run(["echo", "fine"], capture_output=True).stdout)
@@ -188,11 +197,119 @@ def test_the_sandbox_denies_the_system_calls_a_notebook_never_needs(with_filter)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "threads and processes: b'fine" in out.stdout
     lines = [line for line in out.stdout.splitlines() if line.startswith(("DENIED", "ALLOWED"))]
-    assert len(lines) == 13, out.stdout
+    assert len(lines) == 31, out.stdout
     if with_filter:
         assert all(line.startswith("DENIED") for line in lines), out.stdout
-    else:  # without the filter a user namespace is there for the taking
-        assert "ALLOWED unshare(CLONE_NEWUSER)" in lines, out.stdout
+        assert "personality asked: 0 0" in out.stdout  # asking, and the plain one, still work
+    else:  # without the filter a user namespace, io_uring and no ASLR are there for the taking
+        for name in ("unshare(CLONE_NEWUSER)", "io_uring_setup", "personality(ADDR_NO_RANDOMIZE)"):
+            assert f"ALLOWED {name}" in lines, out.stdout
+
+
+# The kernel's own filter, tried the way a notebook would get past Python's functions: the C
+# library's fork and posix_spawn, and exec; then what an honest notebook needs.
+PROCESS_PROBE = """
+import ctypes, errno, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+ctypes.set_errno(0)
+child = libc.fork()
+if child == 0:
+    libc._exit(0)
+print("DENIED" if child == -1 and ctypes.get_errno() == errno.EPERM else "ALLOWED", "fork")
+argv = (ctypes.c_char_p * 2)(b"true", None)
+spawned = libc.posix_spawn(ctypes.byref(ctypes.c_int()), b"/bin/true", None, None, argv, None)
+print("DENIED" if spawned == errno.EPERM else "ALLOWED", "posix_spawn")
+ctypes.set_errno(0)
+libc.syscall(59, None, None, None)  # no program: if allowed, it fails with EFAULT
+print("DENIED" if ctypes.get_errno() == errno.EPERM else "ALLOWED", "execve")
+try:
+    subprocess.run(["true"])
+    print("subprocess ran")
+except PermissionError as err:
+    print("subprocess:", err)
+import numpy, torch, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.savefig("/tmp/plot.png")
+found = []
+workers = [threading.Thread(target=found.append, args=(i,)) for i in range(4)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+print("threads:", sorted(found), "torch:", torch.ones(50, 50).sum().item())
+"""
+
+
+@pytest.mark.parametrize("with_filter", [True, False], ids=["own filter", "without"])
+def test_the_kernel_starts_no_process_and_keeps_threads_and_libraries(with_filter):
+    """The grading kernel's start-up code installs its own filter over the sandbox's: no
+    process (not even through the C library), threads, numpy, torch and matplotlib as usual."""
+    from autograder import seccomp
+
+    code = seccomp.kernel_start_code(then=PROCESS_PROBE) if with_filter else PROCESS_PROBE
+    uid = sandbox.sandbox_uid()
+    passwd = sandbox.passwd_fd(uid)
+    rules = sandbox.data_fd(seccomp.program() or b"")
+    argv = sandbox.bwrap_argv(
+        [sandbox.python_executable(), "-c", code],
+        uid=uid,
+        limits=sandbox.Limits(),
+        read_only=sandbox.python_paths(),
+        ro_data=[(passwd, "/etc/passwd")],
+        env={"HOME": sandbox.HOME, "MPLCONFIGDIR": "/tmp/matplotlib", "OMP_NUM_THREADS": "1"},
+        seccomp_fd=rules,
+    )
+    try:
+        out = subprocess.run(argv, pass_fds=(passwd, rules), capture_output=True, text=True)
+    finally:
+        os.close(passwd)
+        os.close(rules)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "threads: [0, 1, 2, 3] torch: 2500.0" in out.stdout, out.stdout
+    verdicts = [line for line in out.stdout.splitlines() if line.startswith(("DENIED", "ALLOWED"))]
+    assert len(verdicts) == 3, out.stdout
+    if with_filter:
+        assert all(v.startswith("DENIED") for v in verdicts), out.stdout
+        assert f"subprocess: [Errno 1] {seccomp.NO_PROCESS}" in out.stdout
+    else:
+        assert all(v.startswith("ALLOWED") for v in verdicts), out.stdout
+        assert "subprocess ran" in out.stdout
+
+
+def test_the_kernels_log_has_its_control_characters_escaped(monkeypatch):
+    """What the kernel writes to its own stderr reaches the instructor's logs as text: a
+    terminal escape, a carriage return or a bidirectional override is written as an escape,
+    also when a chunk of the stream ends inside a character."""
+    import io
+
+    from autograder.kernel import _forward
+
+    raw = "ok \x1b]0;owned\x07\x1b[2J\r\u202etxt.exe é\n".encode()
+    cut = raw.index("é".encode()) + 1  # the stream's first read ends inside "é"
+    chunks = [raw[:cut], raw[cut:]]
+
+    class Stream:
+        def read(self, size: int) -> bytes:
+            return chunks.pop(0) if chunks else b""
+
+    sink = io.BytesIO()
+    monkeypatch.setattr("sys.stderr", io.TextIOWrapper(sink, encoding="utf-8"))
+    _forward(Stream())
+    text = sink.getvalue().decode()
+    assert text == "ok \\x1b]0;owned\\x07\\x1b[2J\\r\\u202etxt.exe é\n", repr(text)
+
+
+def test_the_kernel_gets_the_course_packages_and_nothing_of_the_grader(tmp_path):
+    from autograder.kernel import course_files
+
+    files = dict((inside, here) for here, inside in course_files(tmp_path, A1))
+    assert "checks/recorder.py" in files and "helpers/__init__.py" in files
+    assert "helpers/attention.py" in files  # a stub for the exercise's own piece
+    assert "cannot be imported here" in files["helpers/attention.py"].read_text()
+    assert not [p for p in files if p.startswith("autograder") or "__pycache__" in p]
+    assert not [p for p in files if p.startswith("helpers/weights")]
 
 
 def test_a_run_folder_under_a_deep_tmpdir_goes_where_socket_paths_fit(tmp_path, monkeypatch):
