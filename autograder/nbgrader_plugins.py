@@ -2,8 +2,14 @@
 
 - ``LimitedExecute``: nbgrader's Execute with a cap on what a notebook may print: past
   the setting ``output_mb`` (default 8) outputs are dropped, so a print loop cannot fill
-  the grader's memory or the autograded notebook. What stopped an execution (a dead or
-  unresponsive kernel) goes into the run's execution record (``autograder.outcomes``).
+  the grader's memory or the autograded notebook. Comm and widget messages count against the
+  cap and are never kept (no widget state in the autograded notebook, no widget views). The
+  test cells' results (check records, and the error that stopped a test) are kept apart: the
+  cap never cuts them, and they have a bound of their own per test cell (``MAX_RECORDS``,
+  ``MAX_RECORD_BYTES``), past which the test fails, so that records cannot carry output past
+  the cap. Once the cap is reached, a grader's note at the top of the notebook says so, and
+  the run's execution record too. What stopped an execution (a dead or unresponsive kernel)
+  goes into the run's execution record (``autograder.outcomes``).
   Once the last cell has replied it ends the kernel with a signal rather than asking it to
   shut down (``_async_end_kernel``), and it stamps each stage for
   ``benchmarks/grading_cost.py`` (``AFZ_TIMING``).
@@ -18,8 +24,12 @@
   repeats a hidden-test or solution line of the source notebook is replaced; the course's
   and the Python installation's paths are replaced. The setting ``feedback_shows_hidden`` keeps
   the hidden tests' code in the test cells (e.g. after the deadline). What is kept is text only
-  (``INERT_OUTPUTS``), and Markdown cells show raw HTML as text, so that nothing a notebook
-  wrote runs in the browser that opens its feedback.
+  (``INERT_OUTPUTS``), Markdown cells show raw HTML as text and raw cells are shown as text,
+  so that nothing a notebook wrote runs in the browser that opens its feedback. What a page
+  draws of a learner's text is bounded (``SHOWN_*``, ``MARKDOWN_*``: a learner's Markdown that
+  is long, deeply nested or costly to draw is shown as text), and the conversion of one
+  notebook has a time limit of its own (the setting ``feedback_timeout``), so that one
+  notebook's page cannot cost the others theirs in a class's feedback run.
 """
 
 from __future__ import annotations
@@ -30,13 +40,15 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from jupyter_core.utils import ensure_async, run_sync
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode
 
 from autograder import outcomes, regions, stamp
 from checks.record import MIME
@@ -59,8 +71,31 @@ FEEDBACK_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
+# What a feedback page draws of a notebook. The HTML exporter's cost grows with the text it is
+# given, as the square of a line's length for a line of Markdown full of "[" (50,000 of them
+# took 17 s), so a learner's text is bounded, and shown as text where drawing it is costly.
+SHOWN_CELLS = 500  # cells besides the test cells; the rest is one line that says so
+SHOWN_CELL_CHARS = 20_000  # of one cell's source
+SHOWN_CHARS = 200_000  # of all the cells' sources of a notebook
+MARKDOWN_CELL_CHARS = 5_000  # a learner's Markdown cell drawn as Markdown at most
+MARKDOWN_CHARS = 20_000  # of a notebook's learner Markdown drawn as Markdown
+MARKDOWN_DEPTH = 8  # lists and quotes nested deeper are shown as text
+MARKDOWN_LINE_COST = 100_000  # a line's "[" times its length, drawn as Markdown at most
+TEXT_LINE = 200  # text shown as text is folded at this many characters
+_MARKERS = re.compile(r">|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])")
+_PREFIX = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*")
+_BACKTICKS = re.compile(r"`+")
 TAMPERED = "afz_tampered"  # resources key: {grade_id: why its records cannot be trusted}
 KERNEL_STOP_WAIT = 10.0  # seconds the kernel's launcher gets to clean up after SIGTERM
+# A test cell's own results, kept apart from the output cap: an honest one makes at most 37
+# check records in about 110 KB (assignment 05's largest).
+MAX_RECORDS = 200
+MAX_RECORD_BYTES = 2 * 1024 * 1024
+KEPT_TRACEBACK = 20  # lines of a test cell's error kept (each cut to KEPT_LINE characters)
+KEPT_LINE = 2000
+WIDGET_MIMES = frozenset(
+    {"application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"}
+)
 
 
 def notebook_of(folder: str, resources: dict) -> Path:
@@ -102,7 +137,10 @@ class LimitedExecute(Execute):
         self._output_bytes = 0
         self._output_capped = False
         self._tampered: dict[int, str] = {}
+        self._results: dict[int, list[int]] = {}  # test cell -> [records, bytes] kept apart
         self._forms: dict[str, str] = {}
+        self.store_widget_state = False
+        nb.metadata.pop("widgets", None)  # a submission's own widget state is not kept either
         if self.source_directory:  # the kernel runs each test cell's kernel form: no answers
             source = notebook_of(self.source_directory, resources or {})
             self._forms = kernel_form.kernel_forms(json.loads(source.read_text("utf-8")))
@@ -114,11 +152,17 @@ class LimitedExecute(Execute):
             raise
         finally:
             stamp("executed")
+            if self._output_bytes > self.max_output_bytes:
+                outcomes.execution(output_capped=self._output_bytes)
+        nb.metadata.pop("widgets", None)
         tampered = {}
         for index, reason in self._tampered.items():
             meta = nb.cells[index].metadata.get("nbgrader", {})
             tampered[meta.get("grade_id", f"cell {index}")] = reason
         resources[TAMPERED] = tampered
+        if self._output_bytes > self.max_output_bytes:
+            taken = {cell.get("id") for cell in nb.cells}
+            nb.cells.insert(0, cap_note(self.max_output_bytes, taken))
         return nb, resources
 
     # Stages for benchmarks/grading_cost.py (AFZ_TIMING); nothing else changes. (nbclient's
@@ -155,6 +199,9 @@ class LimitedExecute(Execute):
         transient = content.get("transient") if isinstance(content, dict) else None
         display_id = transient.get("display_id") if isinstance(transient, dict) else None
         kind = msg.get("msg_type")
+        if str(kind).startswith("comm"):  # widgets: counted, never kept, no frontend mimicked
+            self._count(msg)
+            return None
         if display_id and kind in ("execute_result", "display_data", "update_display_data"):
             data = content.get("data")
             data = data if isinstance(data, dict) else {}
@@ -184,8 +231,7 @@ class LimitedExecute(Execute):
 
     def _count(self, msg) -> bool:
         """Count a message's size against the cap; ``False`` once the cap is passed."""
-        size = len(json.dumps(msg.get("content", {}), default=str))
-        self._output_bytes = getattr(self, "_output_bytes", 0) + size
+        self._output_bytes = getattr(self, "_output_bytes", 0) + message_bytes(msg)
         return self._output_bytes <= self.max_output_bytes
 
     def _cleanup_kernel(self):
@@ -213,6 +259,8 @@ class LimitedExecute(Execute):
             await asyncio.sleep(0.01)
 
     def output(self, outs, msg, display_id, cell_index):
+        if self._is_test_result(msg, cell_index):
+            return self._keep_result(outs, msg, display_id, cell_index)
         if not self._count(msg):
             if not getattr(self, "_output_capped", False):
                 self._output_capped = True
@@ -224,7 +272,93 @@ class LimitedExecute(Execute):
                 )
                 outs.append(note)
             return None
+        msg = without_widgets(msg)
+        if msg is None:
+            return None
         return super().output(outs, msg, display_id, cell_index)
+
+    def _is_test_result(self, msg, cell_index: int) -> bool:
+        """A check record or an error, in a test cell: what its verdict is made of."""
+        cells = self.nb.cells if self.nb is not None else []
+        if not (0 <= cell_index < len(cells) and regions.is_test_cell(cells[cell_index])):
+            return False
+        kind = msg.get("msg_type")
+        data = (msg.get("content") or {}).get("data")
+        return kind == "error" or (
+            kind in ("display_data", "execute_result") and isinstance(data, dict) and MIME in data
+        )
+
+    def _keep_result(self, outs, msg, display_id, cell_index: int):
+        """Keep a test cell's result apart from the output cap, within the cell's own bound;
+        past it the test fails (its results could no longer be trusted to be its own)."""
+        if msg.get("msg_type") == "error":
+            msg = bounded_error(msg)
+        used = getattr(self, "_results", {}).setdefault(cell_index, [0, 0])
+        used[0] += 1
+        used[1] += message_bytes(msg)
+        if used[0] > MAX_RECORDS or used[1] > MAX_RECORD_BYTES:
+            self._tampered.setdefault(
+                cell_index,
+                f"the test cell handed the grader more than {MAX_RECORDS} check records or "
+                f"{MAX_RECORD_BYTES // 1024 // 1024} MiB of them (a test makes a few dozen); "
+                "what the tested code printed counts against the output limit instead",
+            )
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+def message_bytes(msg) -> int:
+    """The size of a kernel message as the output cap counts it (content and buffers)."""
+    size = len(json.dumps(msg.get("content", {}), default=str))
+    return size + sum(len(b) for b in msg.get("buffers") or () if isinstance(b, bytes | memoryview))
+
+
+def without_widgets(msg):
+    """``msg`` without widget views (which show nothing without the widget state, never kept);
+    None when nothing else is left of it."""
+    data = (msg.get("content") or {}).get("data")
+    if not isinstance(data, dict) or not WIDGET_MIMES & set(data):
+        return msg
+    data = {k: v for k, v in data.items() if k not in WIDGET_MIMES}
+    if not data:
+        return None
+    return {**msg, "content": {**msg["content"], "data": data}}
+
+
+def bounded_error(msg):
+    """An error message of a test cell, its text cut to what a verdict needs."""
+    content = msg.get("content") or {}
+    lines = content.get("traceback")
+    lines = (
+        [str(line)[:KEPT_LINE] for line in lines[-KEPT_TRACEBACK:]]
+        if isinstance(lines, list)
+        else []
+    )
+    bounded = {
+        **content,
+        "ename": str(content.get("ename", ""))[:KEPT_LINE],
+        "evalue": str(content.get("evalue", ""))[: 4 * KEPT_LINE],
+        "traceback": lines,
+    }
+    return {**msg, "content": bounded}
+
+
+def unique_id(base: str, taken: AbstractSet[str | None]) -> str:
+    """A cell id made of ``base`` that is none of ``taken``."""
+    return next(f"{base}-{n}" for n in range(len(taken) + 1) if f"{base}-{n}" not in taken)
+
+
+def cap_note(limit: int, taken: AbstractSet[str | None] = frozenset()) -> NotebookNode:
+    """The grader's note that a notebook printed past the output cap (a Markdown cell whose
+    id is none of ``taken``)."""
+    text = (
+        f"**Grader's note.** Your notebook printed more than the grader keeps "
+        f"({limit / 2**20:g} MiB): what it printed after that was left out of the graded "
+        "notebook. The tests' results were kept apart and graded as usual; print less to keep "
+        "your own outputs."
+    )
+    cell_id = unique_id("grader-output-note", taken)
+    return NotebookNode(cell_type="markdown", id=cell_id, metadata={}, source=text)
 
 
 class RestoreCells(NbGraderPreprocessor):
@@ -277,6 +411,10 @@ class Verdicts(NbGraderPreprocessor):
         return nb, resources
 
 
+class FeedbackTimeout(Exception):
+    """One notebook's feedback took longer than its time limit."""
+
+
 class SafeFeedback(NbGraderPreprocessor):
     source_directory = Unicode(
         "", help="Folder of the source notebooks (solutions/), to know what is secret."
@@ -288,22 +426,71 @@ class SafeFeedback(NbGraderPreprocessor):
     course_paths = Unicode(
         "", help="os.pathsep-separated paths replaced by <course> in feedback."
     ).tag(config=True)
+    time_limit = Float(
+        0.0,
+        help="Seconds one notebook's conversion may take (0: the run's feedback_timeout, none "
+        "outside a run of python -m course).",
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
+        self._limit_time(str(resources.get("nbgrader", {}).get("student", "")))
         source = notebook_of(self.source_directory, resources)
         try:
             notebook = json.loads(source.read_text())
             self._secret = regions.secret_lines(notebook, at_least=regions.REDACT_LENGTH)
         except (OSError, ValueError):
-            self._secret = set()
+            notebook, self._secret = {}, set()
+        self._course_markdown = {
+            regions.source_of(c)
+            for c in notebook.get("cells", [])
+            if c.get("cell_type") == "markdown"
+        }
         long_secrets = sorted((x for x in self._secret if len(x) >= 12), key=len, reverse=True)
         self._long = re.compile("|".join(map(re.escape, long_secrets))) if long_secrets else None
         paths = [p for p in self.course_paths.split(os.pathsep) if p]
         paths += [sys.prefix, sys.base_prefix, str(Path(sys.base_prefix).resolve())]
         self._paths = sorted({p for p in paths if len(p) > 1}, key=len, reverse=True)
+        self._chars_left, self._markdown_left = SHOWN_CHARS, MARKDOWN_CHARS
+        nb.cells = self._shown_cells(nb.cells)
         for cell in nb.cells:
             self._clean(cell)
         return nb, resources
+
+    def _limit_time(self, student: str) -> None:
+        """Arm this notebook's time limit (in nbgrader's main thread only; each notebook re-arms
+        it, and nbgrader is done long before the last one's would go off)."""
+        seconds = self.time_limit
+        if not seconds:
+            from autograder.settings import of_run
+
+            run = of_run()
+            seconds = run.feedback_timeout if run is not None else 0.0
+        if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+            return
+
+        def too_slow(signum: int, frame: object) -> None:
+            why = f"its feedback took longer than {seconds:g} s (feedback_timeout)"
+            outcomes.feedback(student, why)
+            raise FeedbackTimeout(why)
+
+        signal.signal(signal.SIGALRM, too_slow)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def _shown_cells(self, cells: list) -> list:
+        """Every test cell, and the first ``SHOWN_CELLS`` others."""
+        shown: list = []
+        others = left_out = 0
+        for cell in cells:
+            if regions.is_test_cell(cell) or others < SHOWN_CELLS:
+                others += not regions.is_test_cell(cell)
+                shown.append(cell)
+            else:
+                left_out += 1
+        if left_out:
+            note = f"*[{left_out} more cells of this notebook are not shown in feedback]*"
+            cell_id = unique_id("left-out", {c.get("id") for c in shown})
+            shown.append(NotebookNode(cell_type="markdown", id=cell_id, metadata={}, source=note))
+        return shown
 
     def _redact(self, text: str) -> str:
         lines = []
@@ -317,16 +504,52 @@ class SafeFeedback(NbGraderPreprocessor):
             text = text.replace(path, "<course>")
         return text
 
+    def _bounded(self, text: str) -> str:
+        """``text`` redacted, within what is left of the notebook's characters (cut at a line's
+        end, with a note)."""
+        room = min(SHOWN_CELL_CHARS, self._chars_left)
+        if len(text) > room:
+            cut = text.rfind("\n", 0, room + 1)
+            kept = text[: cut if cut > 0 else room]
+            note = f"[... {len(text) - len(kept):,} more characters not shown in feedback]"
+            text = kept + "\n" + note
+        self._chars_left -= min(len(text), self._chars_left)
+        return self._redact(text)
+
+    def _markdown(self, cell) -> None:
+        """The course's Markdown as it is; a learner's drawn as Markdown while it is short,
+        shallow and cheap, else shown as text. Raw HTML in it is shown as text either way."""
+        text = cell.source
+        own = text not in self._course_markdown
+        if own and not self._drawable(text):
+            cell.source = as_text(self._bounded(text))
+            return
+        if own:
+            self._markdown_left -= len(text)
+        cell.source = TAG_START.sub("&lt;", self._bounded(text))
+
+    def _drawable(self, text: str) -> bool:
+        return (
+            len(text) <= min(MARKDOWN_CELL_CHARS, self._markdown_left)
+            and markdown_depth(text) <= MARKDOWN_DEPTH
+            and all(line.count("[") * len(line) <= MARKDOWN_LINE_COST for line in text.split("\n"))
+        )
+
     def _clean(self, cell) -> None:
         is_test = regions.is_test_cell(cell)
         if is_test and not self.show_hidden_tests:
             cell.source = regions.without_hidden(cell.source, HIDDEN_NOTE)
         if cell.cell_type == "markdown":
             # A learner's Markdown may hold raw HTML (<script>, onerror=...): shown as text.
-            cell.source = TAG_START.sub("&lt;", self._redact(cell.source))
+            self._markdown(cell)
+            cell.pop("attachments", None)
+        elif cell.cell_type == "raw":  # drawn as the page's own HTML otherwise: shown as text
+            cell.cell_type, cell.metadata = "markdown", {}
+            cell.source = as_text(self._bounded(cell.source))
             cell.pop("attachments", None)
         if cell.cell_type != "code":
             return
+        cell.source = self._bounded(cell.source)
         if not is_test:  # feedback is a verdict: what a learner's cell printed is not shown
             if cell.get("outputs"):
                 cell.outputs = [
@@ -350,3 +573,26 @@ class SafeFeedback(NbGraderPreprocessor):
                         out.data[mime] = self._redact(value)
                 if not out.data:
                     out.data["text/plain"] = ACTIVE_NOTE
+
+
+def markdown_depth(text: str) -> int:
+    """How deeply the lists and quotes of the Markdown ``text`` nest, on its deepest line: its
+    quote and list markers, and its indentation (two spaces a level)."""
+    deepest = 0
+    for line in text.split("\n"):
+        prefix = _PREFIX.match(line).group()  # type: ignore[union-attr]  # always matches
+        width = prefix.count(" ") + 4 * prefix.count("\t")
+        deepest = max(deepest, len(_MARKERS.findall(prefix)) + width // 2)
+    return deepest
+
+
+def as_text(text: str) -> str:
+    """Markdown that shows ``text`` as it is: a fenced block (a fence longer than any run of
+    backticks in it), lines folded at ``TEXT_LINE`` characters."""
+    folded = "\n".join(
+        line[i : i + TEXT_LINE]
+        for line in text.split("\n")
+        for i in range(0, max(len(line), 1), TEXT_LINE)
+    )
+    fence = "`" * max(3, 1 + max((len(m) for m in _BACKTICKS.findall(folded)), default=0))
+    return f"{fence}text\n{folded}\n{fence}"

@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 
 from autograder import regions
+from autograder.outcomes import escaped
 from course.config import Course
-from course.entries import check_notebook
+from course.entries import check_notebook, limits_problem, run_limited
 from course.runner import Run
 
 OUTCOMES = (
@@ -109,11 +110,36 @@ def _reading_notes(run: Run) -> list[str]:
     return [f"note: {n}"[:400] for n in notes[:20] if isinstance(n, str)]
 
 
+def _notebook_notes(course: Course, submitted: Path, autograded: Path) -> list[str]:
+    """The notes of the submitted and autograded notebooks, read in a child under collect's
+    limits (``entries.run_limited``): this process never parses a learner's notebook."""
+    settings = course.settings
+    notes, failure = run_limited(
+        lambda: _submission_notes(course, submitted) + _error_notes(autograded),
+        settings.collect_memory_mb,
+        settings.collect_timeout,
+    )
+    if failure:
+        return [f"its notebooks were not read for notes: {limits_problem(failure, settings)}"]
+    return [str(n) for n in notes]
+
+
+def _output_notes(course: Course, run: Run) -> list[str]:
+    """Whether the notebook printed past the output cap (its tests' results are kept)."""
+    if not run.outcome.output_capped:
+        return []
+    return [
+        f"printed more than the output limit ({course.settings.where('output_mb')}): the rest "
+        "of its output was not kept; the tests' results were, and were graded"
+    ]
+
+
 def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tuple[str, list[str]]:
     """(status, notes) of the ``nbgrader autograde`` command ``run`` of one submission."""
     settings = course.settings
-    notes = _submission_notes(course, submitted) + _error_notes(autograded) + _reading_notes(run)
-    notes = list(dict.fromkeys(notes))
+    notes = _notebook_notes(course, submitted, autograded) + _reading_notes(run)
+    notes += _output_notes(course, run)
+    notes = [escaped(n) for n in dict.fromkeys(notes)]  # the notebook chose some of their words
     rc, oom, kernels = run.rc, run.oom_killed, run.outcome
     if run.grader_oom:  # checked first: nbgrader then dies by SIGKILL, as on a timeout
         return (

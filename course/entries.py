@@ -19,8 +19,10 @@ import time
 import unicodedata
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autograder.settings import Settings
 
@@ -174,14 +176,17 @@ def read(entry: Entry, zf: zipfile.ZipFile | None, limit: int) -> tuple[bytes | 
 MAX_CONTAINERS = 200_000
 MAX_VALUES = 500_000
 MAX_DEPTH = 64
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# Strings are removed once their escaped backslashes and quotes are gone, so that no pattern
+# repeats a group: ``"(?:[^"\\]|\\.)*"`` kept a mark per character, 1.2 GB for a 10 MB string.
+_STRING = re.compile(rb'"[^"]*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def shape_problem(data: bytes) -> str | None:
     """Why the JSON text ``data`` has too many values, lists and objects, or nests them too
     deeply (counted on the text, before anything reads it into memory)."""
-    bare = _STRING.sub(b"", data)  # brackets inside strings (printed tensors) do not count
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    bare = _STRING.sub(b"", unescaped)  # brackets inside strings (printed tensors) do not count
     opened = bare.count(b"[") + bare.count(b"{")
     if opened > MAX_CONTAINERS:
         return (
@@ -244,19 +249,26 @@ def _address_space() -> int:
 _warmed = False
 
 
-def check_notebook_limited(data: bytes, settings: Settings) -> str | None:
-    """``check_notebook`` in a forked child with limits of its own: the settings
-    ``collect_memory_mb`` (beyond what the reading process starts with) and
-    ``collect_timeout``. A notebook that needs more is rejected by name with the reason, and
-    the caller goes on; the limits hold whatever the file does to the parser."""
+def _warm() -> None:
+    """nbformat imports its validator lazily: once here, not in every child."""
     global _warmed
-    memory_mb, seconds = settings.collect_memory_mb, settings.collect_timeout
-    if not _warmed:  # nbformat imports its validator lazily: once here, not in every child
+    if not _warmed:
         check_notebook(b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         _warmed = True
+
+
+TIME, MEMORY, FAILED = "time", "memory", "failed"  # why run_limited has no result
+
+
+def run_limited(work: Callable[[], Any], memory_mb: float, seconds: float) -> tuple[Any, str]:
+    """``work()`` in a forked child with limits of its own: ``memory_mb`` MiB beyond what this
+    process has mapped, and ``seconds``. (its result, which must be JSON, and ""), or (None,
+    ``TIME``, ``MEMORY`` or ``FAILED``): the limits hold whatever the data does to the code
+    that reads it, and this process takes in only the result."""
+    _warm()
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: check, answer through the pipe, exit without cleanup
+    if pid == 0:  # the child: work, answer through the pipe, exit without cleanup
         code = 0
         try:
             os.close(read_end)
@@ -265,13 +277,10 @@ def check_notebook_limited(data: bytes, settings: Settings) -> str | None:
             cpu = int(seconds) + 1
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             try:
-                why = check_notebook(data) or ""
+                answer = {"result": work()}
             except MemoryError:
-                why = (
-                    f"needs more than {memory_mb:g} MiB to read (collect_memory_mb); a "
-                    "notebook saved by Jupyter never does: ask for a fresh download"
-                )
-            message = ("?" + why).encode("utf-8", "replace")[:65536]
+                answer = {"memory": True}
+            message = json.dumps(answer).encode("utf-8")
             while message:
                 message = message[os.write(write_end, message) :]
         except BaseException:  # noqa: BLE001 - no answer: the parent says so
@@ -279,33 +288,64 @@ def check_notebook_limited(data: bytes, settings: Settings) -> str | None:
         finally:
             os._exit(code)
     os.close(write_end)
+    chunks, timed_out = _read_until(read_end, time.monotonic() + seconds)
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if timed_out or os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        return None, TIME
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        return None, FAILED
+    if not isinstance(answer, dict) or "result" not in answer:
+        return None, MEMORY if isinstance(answer, dict) and answer.get("memory") else FAILED
+    return answer["result"], ""
+
+
+def _read_until(fd: int, deadline: float) -> tuple[list[bytes], bool]:
+    """What comes through the pipe ``fd`` until it closes or ``deadline`` (then: timed out);
+    closes it."""
     chunks: list[bytes] = []
-    deadline = time.monotonic() + seconds
-    timed_out = False
     try:
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_end], [], [], left)[0]:
-                timed_out = True
-                break
-            chunk = os.read(read_end, 65536)
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return chunks, True
+            chunk = os.read(fd, 65536)
             if not chunk:
-                break
+                return chunks, False
             chunks.append(chunk)
     finally:
-        os.close(read_end)
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    answer = b"".join(chunks).decode("utf-8", "replace")
-    if timed_out or os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        os.close(fd)
+
+
+def check_notebook_limited(data: bytes, settings: Settings) -> str | None:
+    """``check_notebook`` in a forked child with limits of its own: the settings
+    ``collect_memory_mb`` (beyond what the reading process starts with) and
+    ``collect_timeout``. A notebook that needs more is rejected by name with the reason, and
+    the caller goes on; the limits hold whatever the file does to the parser."""
+    memory_mb, seconds = settings.collect_memory_mb, settings.collect_timeout
+    why, failure = run_limited(lambda: check_notebook(data) or "", memory_mb, seconds)
+    if failure:
+        return limits_problem(failure, settings)
+    return str(why) or None
+
+
+def limits_problem(failure: str, settings: Settings) -> str:
+    """Why a notebook could not be read within collect's limits (``run_limited``'s failure)."""
+    memory_mb, seconds = settings.collect_memory_mb, settings.collect_timeout
+    if failure == TIME:
         return (
             f"took longer than {seconds:g} s to read (collect_timeout); a notebook saved "
             "by Jupyter takes well under a second: ask for a fresh download"
         )
-    if not answer.startswith("?"):
+    if failure == MEMORY:
         return (
-            f"could not be read within the limits collect gives a notebook ({memory_mb:g} MiB, "
-            f"collect_memory_mb; {seconds:g} s, collect_timeout): ask for a fresh download"
+            f"needs more than {memory_mb:g} MiB to read (collect_memory_mb); a "
+            "notebook saved by Jupyter never does: ask for a fresh download"
         )
-    return answer[1:] or None
+    return (
+        f"could not be read within the limits collect gives a notebook ({memory_mb:g} MiB, "
+        f"collect_memory_mb; {seconds:g} s, collect_timeout): ask for a fresh download"
+    )

@@ -13,11 +13,13 @@ import html
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 from autograder.nbgrader_plugins import FEEDBACK_CSP
+from autograder.outcomes import escaped
 from course.config import Course
-from course.runner import nbgrader_run
+from course.runner import Run, nbgrader_run
 
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
@@ -38,7 +40,11 @@ def seal(page: Path) -> None:
 def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, str]]:
     """HTML feedback for every autograded submission; goes on past a broken one.
 
-    Returns the (assignment, student, why) of every submission without feedback.
+    Each notebook's conversion has a time limit of its own inside the class's run (the setting
+    feedback_timeout, ``SafeFeedback``): a notebook that runs past it loses its own page only,
+    and the run goes on with the others. A submission left without a page for another reason
+    is tried again on its own, to learn why. Returns the (assignment, student, why) of every
+    submission without feedback.
     """
     from course.gradebook import open_gradebook
 
@@ -50,29 +56,47 @@ def feedback(names: list[str] | None, course: Course) -> list[tuple[str, str, st
         if not students:
             print(f"{a}: nothing autograded yet")
             continue
-        each = course.settings.feedback_timeout  # a slow notebook loses its own page only
-        batch = each * len(students)
-        run = nbgrader_run(["generate_feedback", a, "--force"], course, timeout=batch)
-        if run.rc != 0:  # find out which submissions broke it (or ran too long); write the others
+        each = course.settings.feedback_timeout
+        start = time.time()
+        run = nbgrader_run(
+            ["generate_feedback", a, "--force"], course, timeout=each * len(students)
+        )
+        if run.rc != 0:
             for s in students:
-                run = nbgrader_run(
-                    ["generate_feedback", a, "--student", s, "--force"], course, timeout=each
-                )
-                if run.rc != 0:
-                    errors = [x for x in run.out.splitlines() if "ERROR" in x or "Error" in x]
-                    why = (errors[-1] if errors else run.out.strip()[-300:]).strip()
-                    if run.grader_oom:
-                        limit = course.settings.where("grader_memory_mb")
-                        why = f"went over {course.settings.grader_memory_mb} MiB ({limit})"
-                    elif run.rc == -9:
-                        limit = course.settings.where("feedback_timeout")
-                        why = f"stopped after {each:g} s ({limit})"
+                why = _feedback_failure(course, a, s, run, start)
+                if why:
                     failed.append((a, s, why))
-                    print(f"NO FEEDBACK {a}/{s}: {why}", file=sys.stderr)
+                    print(f"NO FEEDBACK {a}/{s}: {escaped(why)}", file=sys.stderr)
         for page in sorted(course.feedback.glob(f"*/{a}/*.html")):
             seal(page)
         print(f"feedback for {a} in {course.feedback}/<student>/{a}/")
     return failed
+
+
+def _feedback_failure(
+    course: Course, assignment: str, student: str, batch: Run, since: float
+) -> str:
+    """Why ``student`` has no feedback page after the class's run ``batch``, which started at
+    ``since`` ("" if it wrote one): the reason that run recorded, else that of a run of its
+    own."""
+    each = course.settings.feedback_timeout
+    stopped = f"stopped after {each:g} s ({course.settings.where('feedback_timeout')})"
+    if student in batch.outcome.feedback:
+        return stopped
+    pages = (course.feedback / student / assignment).glob("*.html")
+    if any(page.stat().st_mtime >= since for page in pages):
+        return ""
+    args = ["generate_feedback", assignment, "--student", student, "--force"]
+    run = nbgrader_run(args, course, timeout=each)
+    if run.rc == 0:
+        return ""
+    if run.grader_oom:
+        limit = course.settings.where("grader_memory_mb")
+        return f"went over {course.settings.grader_memory_mb} MiB ({limit})"
+    if student in run.outcome.feedback or run.timed_out or run.rc == -9:
+        return stopped
+    errors = [x for x in run.out.splitlines() if "ERROR" in x or "Error" in x]
+    return (errors[-1] if errors else run.out.strip()[-300:]).strip()
 
 
 def _load_json(path: Path, default: list) -> list:

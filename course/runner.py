@@ -169,7 +169,8 @@ def nbgrader_run(
     """``nbgrader <args>`` against the gradebook ``url`` (default: the course's), under
     ``settings`` (default: the course's), with what its kernels recorded.
 
-    Output goes to a file, not a pipe, so nothing a kernel leaves behind can keep this waiting;
+    Output goes to a file, not a pipe, so nothing a kernel leaves behind can keep this waiting,
+    and is read back with its control characters escaped (``outcomes.escaped``);
     on timeout the whole process group (nbgrader and its kernel launcher) is killed and the exit
     code is -9. nbgrader and the launcher run in a cgroup of their own (``grader_cgroup``): past
     the setting grader_memory_mb the kernel's OOM killer ends them and ``grader_oom`` is set.
@@ -214,7 +215,8 @@ def nbgrader_run(
         stamp("exited")
         with out_path.open("rb") as f:
             data = f.read(MAX_LOG_BYTES)
-        out = data.decode("utf-8", errors="replace")
+        # nbgrader logs names and messages a notebook chose: no terminal escape gets through
+        out = outcomes.escaped(data.decode("utf-8", errors="replace"))
         if out_path.stat().st_size > MAX_LOG_BYTES:
             out += f"\n[course] output cut at {MAX_LOG_BYTES} bytes\n"
         timed_out = rc == -9 and not note and not grader_oom and timeout is not None

@@ -78,9 +78,11 @@ def test_seal_puts_the_policy_first_in_the_head_once(tmp_path):
 
 
 def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
-    """generate_feedback runs under a time and a memory limit; when the class's run is
-    stopped, each submission gets its own run, and only those that ran too long or went over
-    the memory have no page, each with its reason."""
+    """generate_feedback runs the class under a time and a memory limit, and each notebook
+    under a time limit of its own inside it: a page that ran past it is named with its reason
+    and not tried again; a page missing for another reason is tried again on its own, to learn
+    why; the others are written by the class's run."""
+    from autograder.outcomes import Outcome
     from course import reports
     from course.config import Course, CourseError
     from course.runner import Run
@@ -89,16 +91,20 @@ def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
         (tmp_path / "autograded" / student / "01_attention").mkdir(parents=True)
     calls = []
 
-    def fake_run(args, course, timeout=None):
-        calls.append((args, timeout))
-        if "--student" not in args or "mallory" in args:
-            return Run(-9, "")  # killed after its time limit
-        if "oscar" in args:
-            return Run(-9, "", grader_oom=True)  # killed for memory
-        page = tmp_path / "feedback" / args[args.index("--student") + 1] / args[1] / "a.html"
+    def write_page(student):
+        page = tmp_path / "feedback" / student / "01_attention" / "a.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text("<html><head></head><body>ok</body></html>")
-        return Run(0, "")
+
+    def fake_run(args, course, timeout=None):
+        calls.append((args, timeout))
+        if "--student" not in args:  # the class: mallory's page ran past its own limit
+            write_page("alice")
+            write_page("bob")
+            return Run(1, "", outcome=Outcome(feedback={"mallory": "its feedback took longer"}))
+        if "oscar" in args:
+            return Run(-9, "", grader_oom=True)  # killed for memory
+        raise AssertionError(f"tried again: {args}")
 
     monkeypatch.setattr(reports, "nbgrader_run", fake_run)
     (tmp_path / "grading.toml").write_text("feedback_timeout = 7\n")
@@ -112,8 +118,81 @@ def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
     assert "stopped after 7 s (feedback_timeout = 7, " in failed[0][2]
     assert "grading.toml" in failed[0][2]
     assert "went over 2048 MiB (grader_memory_mb = 2048, the default)" in failed[1][2]
-    assert calls[0][1] == 28 and all(t == 7 for _, t in calls[1:])
+    assert [t for _, t in calls] == [28, 7]  # the class, then oscar alone
     assert (tmp_path / "feedback" / "bob" / "01_attention" / "a.html").exists()
     (tmp_path / "grading.toml").write_text('feedback_timeout = "soon"\n')
     with pytest.raises(CourseError, match="feedback_timeout = 'soon' is not a number of seconds"):
         Course(tmp_path)
+
+
+# Markdown that nbconvert draws in time that grows with the square of a line's length: before
+# the bounds, this notebook's page took 70 s on a 2-core machine.
+MARKDOWN_BOMBS = [
+    "[" * 60_000,
+    "[a](b " * 30_000,
+    "".join(f"- item {i}\n" for i in range(100_000)),
+    "".join("  " * i + "- deeper\n" for i in range(3_000)),
+]
+RAW_PANEL = (
+    '<div style="position:fixed;top:0"><h1>Score: 22 / 22</h1>'
+    '<a href="https://appeal.example/form">Confirm your grade</a></div>'
+)
+
+
+def test_a_learners_markdown_and_raw_cells_are_drawn_within_bounds():
+    """A learner's Markdown that is long, deep or costly to draw is shown as text (cut, with a
+    note), a raw cell is shown as text, and a short answer is still drawn as Markdown; the
+    whole page is drawn in a few seconds."""
+    import time
+
+    from nbconvert import HTMLExporter
+
+    cells = [nbformat.v4.new_markdown_cell(text) for text in MARKDOWN_BOMBS]
+    cells += [nbformat.v4.new_markdown_cell("My answer: **masks** use `True` = may attend.")]
+    cells += [nbformat.v4.new_raw_cell(RAW_PANEL)]
+    cells += [nbformat.v4.new_markdown_cell(f"note {i} [a](b)") for i in range(3000)]
+    nb, _ = SafeFeedback().preprocess(nbformat.v4.new_notebook(cells=cells), {})
+    start = time.monotonic()
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    seconds = time.monotonic() - start
+    assert seconds < 20, seconds
+    assert page.count("more characters not shown in feedback") >= 3
+    assert "more cells of this notebook are not shown in feedback" in page
+    assert "<strong>masks</strong>" in page  # a short answer is Markdown
+    assert '<a href="https://appeal' not in page and '<div style="position:fixed' not in page
+    assert '&lt;a href="https://appeal.example/form"&gt;Confirm' in page
+
+
+def test_a_notebook_past_its_time_limit_is_stopped_and_named(tmp_path, monkeypatch):
+    """Inside a class's feedback run each notebook's conversion has a time limit: the
+    conversion that runs past it raises, and the run's record names the student."""
+    import signal
+    import time
+
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import Preprocessor
+
+    from autograder import outcomes
+    from autograder.nbgrader_plugins import FeedbackTimeout
+
+    class Slow(Preprocessor):  # a conversion that takes its time, as a costly page would
+        def preprocess(self, nb, resources):
+            time.sleep(5)
+            return nb, resources
+
+    monkeypatch.setenv("AFZ_RUN", str(tmp_path))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi")])
+    resources = {"nbgrader": {"student": "mallory"}}
+    exporter = HTMLExporter(preprocessors=[SafeFeedback(time_limit=1.0), Slow()])
+    start = time.monotonic()
+    try:
+        with pytest.raises(FeedbackTimeout, match="longer than 1 s"):
+            exporter.from_notebook_node(nb, resources=resources)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    assert time.monotonic() - start < 4
+    assert "mallory" in outcomes.read(tmp_path).feedback
+    # without a limit the same conversion ends
+    exporter = HTMLExporter(preprocessors=[SafeFeedback(), Slow()])
+    exporter.from_notebook_node(nb, resources={"nbgrader": {"student": "alice"}})
