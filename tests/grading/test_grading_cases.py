@@ -32,3 +32,20 @@ def test_mistakes_lose_points_and_alternatives_keep_them(assignment):
             why = "; ".join(f"{g}: {m[:200]}" for g, m in r.failed().items())
             wrong.append(f"{name}: {r.score:g}/{r.max_score:g} (want {expectation}) {why}")
     assert wrong == [], f"{assignment}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_graded_test_checks_values_not_only_dtypes_and_shapes(assignment):
+    """A test cell's points come with a check of the numbers (or of what is raised): a dtype
+    or a shape alone gives points to zeros of the right dtype and shape."""
+    from autograder import replay
+    from checks.record import decode
+
+    def checks_values(ref: dict) -> bool:
+        if ref["kind"] in ("close", "agree", "raises"):
+            return True
+        return ref["kind"] == "equal" and not isinstance(decode(ref["expected"]), str)
+
+    refs = replay.expected_checks(grading_cases.source(assignment))
+    only_form = [g for g, rs in refs.items() if not any(checks_values(r) for r in rs)]
+    assert only_form == [], f"{assignment}: test cells that check only dtypes or shapes"
