@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
@@ -31,6 +33,7 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
+from traitlets import default
 
 from autograder import settings, stamp
 from autograder.nbgrader_plugins import LimitedExecute, RestoreCells, SafeFeedback, Verdicts
@@ -41,6 +44,24 @@ atexit.unregister(stamp)  # nbgrader reads this file twice: one exit stamp
 atexit.register(stamp, "exit")
 
 ROOT = Path(__file__).resolve().parent
+
+
+class GradingKernelSpecs(KernelSpecManager):
+    """The kernelspecs Jupyter finds, and before them the course's grading kernel."""
+
+    @default("kernel_dirs")
+    def _with_the_grading_kernel(self) -> list[str]:
+        return [str(ROOT / "tools" / "kernels"), *super()._kernel_dirs_default()]
+
+
+class GradingKernelManager(AsyncKernelManager):
+    """nbgrader's kernel manager, which finds the grading kernel (``afz-grader``)."""
+
+    @default("kernel_spec_manager")
+    def _grading_kernel_specs(self) -> KernelSpecManager:
+        return GradingKernelSpecs(data_dir=self.data_dir)
+
+
 run = settings.run_folder()
 if run is not None and (run / settings.COURSE_FILE).is_file():  # a command of `python -m course`
     root = Path(json.loads((run / settings.COURSE_FILE).read_text())["root"])
@@ -117,6 +138,7 @@ c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPrepro
 c.SafeFeedback.source_directory = str(course.solutions)
 c.SafeFeedback.show_hidden_tests = course.settings.feedback_shows_hidden
 c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))
-os.environ["JUPYTER_PATH"] = os.pathsep.join(
-    [str(ROOT / "tools"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
-)
+# The grading kernel's spec (tools/kernels/afz-grader) is found by nbgrader's own kernel
+# manager, never through JUPYTER_PATH: a Jupyter server that loads this file (nbgrader's
+# extensions do) must not offer the sandbox's kernel in its launcher.
+c.Execute.kernel_manager_class = GradingKernelManager
