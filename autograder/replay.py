@@ -11,10 +11,8 @@ Results are cached by the content of the notebook, of ``helpers``, ``checks`` an
 package, and by the CPU's kind (its instruction sets and the settings that pick PyTorch's
 kernels), in ``$XDG_CACHE_HOME/attention-from-zero/replay`` (``~/.cache`` without it).
 
-``python -m autograder.replay --visible solutions/01_attention`` writes the visible tests'
-values into the assignment's folder (``expected_visible.json``), for the checks a learner runs
-while working; ``python -m course release`` does it for every assignment, before nbgrader copies the
-folder into ``exercises/``.
+The visible tests' values (``visible_only=True``) are what ``python -m course release`` puts
+into the released test cells, for the checks a learner runs while working.
 """
 
 from __future__ import annotations
@@ -162,15 +160,11 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebook", type=Path, help="a notebook (or, with --visible, a folder)")
+    parser.add_argument("notebook", type=Path, help="a source notebook")
     parser.add_argument("--visible", action="store_true", help="visible tests only")
-    parser.add_argument("--out", type=Path, help="default: expected_visible.json next to it")
+    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     source = args.notebook.resolve()
-    if args.out is None and not args.visible:
-        parser.error("give --out, or --visible to write expected_visible.json")
-    if args.out is None:
-        return _write_visible(source)
     os.chdir(source.parent)
     try:
         checks = replay(source, visible_only=args.visible)
@@ -178,29 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 1
     _atomic_write(args.out, {"format": FORMAT, "notebook": source.name, "checks": checks})
-    return 0
-
-
-def visible_checks(folder: Path) -> dict[str, Any]:
-    """The visible tests' checks of every notebook in an assignment ``folder``."""
-    checks: list[dict[str, Any]] = []
-    for source in sorted(Path(folder).glob("*.ipynb")):
-        for tests in expected_checks(source, visible_only=True).values():
-            checks += tests
-    return {"format": FORMAT, "checks": checks}
-
-
-def _write_visible(source: Path) -> int:
-    from checks import EXPECTED_FILE
-
-    folder = source if source.is_dir() else source.parent
-    try:
-        data = visible_checks(folder)
-    except ReplayError as err:
-        print(err, file=sys.stderr)
-        return 1
-    _atomic_write(folder / EXPECTED_FILE, data)
-    print(f"wrote {folder / EXPECTED_FILE} ({len(data['checks'])} visible checks)")
     return 0
 
 

@@ -9,6 +9,8 @@ list of built-ins its exercise forbids; :mod:`checks.fixtures` builds its seeded
 The verdicts are reached in the grader's own process (``autograder/verdicts.py``) from the
 records the cell hands out (:mod:`checks.record`), with the same comparison
 (:mod:`checks.compare`) that judges a learner's visible checks at once in their own Jupyter.
+A released test cell also hands :class:`Test` the solution's values of its visible checks
+(:mod:`checks.released`), so that a learner's notebook judges them with nothing beside it.
 This package is mounted read-only in the grading sandbox beside ``helpers``; it imports
 nothing of the grader, and only :mod:`checks.fixtures` imports the model (to copy weights).
 """
@@ -29,14 +31,14 @@ from .forbidden import (
     TRAINING_BUILTINS,
 )
 from .record import MIME, encode
-from .recorder import EXPECTED_FILE, SOLUTION, Test, collect_into, replay_into
+from .recorder import SOLUTION, CheckFailed, Test, collect_into, replay_into
 
 __all__ = [
     "ATTENTION_BUILTINS",
     "DECODER_BUILTINS",
     "DECODING_BUILTINS",
+    "CheckFailed",
     "ENCODER_BUILTINS",
-    "EXPECTED_FILE",
     "HEADS_BUILTINS",
     "MASK_BUILTINS",
     "MIME",

@@ -10,17 +10,28 @@ message keeps the original one and adds
 
 ``meaning(text)`` is the last part alone; the grader also adds it to errors raised outside a
 call (in the test cell's own code, on a learner's result).
+
+In the learner's own Jupyter, such an error (and a failed check) is shown by
+:func:`rendered`: the message first, then at most a few lines of the notebook's own cells that
+led to it; the frames of the course's packages and of the libraries are left out (IPython
+shows an exception's ``_render_traceback_()`` instead of its traceback).
 """
 
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
+import traceback
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 MARK = "What this means here:"
 MAX_DOC = 400
+MAX_FRAMES = 2  # frames of the notebook's cells shown under a failure's message
+MAX_LINES = 3  # lines of each frame's statement
+_RED, _GREEN, _PLAIN = "\x1b[0;31m", "\x1b[0;32m", "\x1b[0m"
 
 _DTYPE_HELP = (
     "Two tensors of different dtypes met in one operation: float32 ('Float', what the "
@@ -314,6 +325,62 @@ def explained(
     except Exception:  # noqa: BLE001 - an exception class with another constructor
         new = RuntimeError(text)
     return new
+
+
+def _cell_names() -> dict[str, int]:
+    """``{file name IPython compiled a cell under: its execution count}`` ({} outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return dict(names) if isinstance(names, dict) else {}
+
+
+def _cell_lines(tb: TracebackType | None) -> list[str]:
+    """The frames of ``tb`` that run a notebook cell, one line each."""
+    cells = _cell_names()
+    shown = []
+    for frame in traceback.extract_tb(tb):
+        if frame.filename not in cells:
+            continue  # the course's packages, the libraries, IPython
+        where = f"Cell In[{cells[frame.filename]}], line {frame.lineno}"
+        if frame.name != "<module>":
+            where += f", in {frame.name}"
+        shown.append(f"{_GREEN}{where}:{_PLAIN}\n{_statement(frame)}")
+    return shown
+
+
+def _statement(frame: traceback.FrameSummary) -> str:
+    """The lines of the statement ``frame`` ran (at most :data:`MAX_LINES`), indented."""
+    first = frame.lineno or 0
+    last = min(frame.end_lineno or first, first + MAX_LINES - 1)
+    lines = [linecache.getline(frame.filename, n).rstrip() for n in range(first, last + 1)]
+    lines = [line for line in lines if line.strip()] or [(frame.line or "").strip()]
+    indent = min(len(line) - len(line.lstrip()) for line in lines)
+    return "\n".join("    " + line[indent:] for line in lines)
+
+
+def rendered(err: BaseException) -> list[str]:
+    """What Jupyter shows for ``err``: its kind and message, then the notebook's own lines that
+    led to it (the test's line, then those of the error it explains, when it explains one)."""
+    lines = f"{_RED}{type(err).__name__}{_PLAIN}: {err}".splitlines()
+    cell_lines = _cell_lines(err.__traceback__)
+    cause = err.__cause__
+    if cause is not None and cause is not err:
+        cell_lines += _cell_lines(cause.__traceback__)
+    cell_lines = cell_lines[-MAX_FRAMES:]
+    return lines + [part for cell in cell_lines for part in ["", *cell.splitlines()]]
+
+
+def render_in_jupyter(err: BaseException) -> None:
+    """Have Jupyter show ``err`` by :func:`rendered` (an exception's own attribute, which IPython
+    reads in place of its traceback)."""
+    try:
+        err._render_traceback_ = lambda: rendered(err)  # type: ignore[attr-defined]
+    except AttributeError:  # an exception class with __slots__
+        pass
 
 
 def check_returns(result: Any, n: int, what: str) -> None:

@@ -22,9 +22,13 @@ Three modes:
   ``application/vnd.afz.check+json`` display output of the test cell (:mod:`checks.record`),
   and nothing is judged.
 * **replay** (the grader's own process): :func:`replay_into` collects the solution's values.
-* **local** (a learner working in Jupyter): each check is judged at once against the
-  solution's values of the visible tests, read from ``expected_visible.json`` next to the
-  notebook, and a failure raises ``AssertionError`` with the teaching message.
+* **local** (a learner working in Jupyter, or ``nbgrader validate``): each check is judged at
+  once, with the same comparison as the grader's, and a failure raises :class:`CheckFailed`
+  with the teaching message. What a check compares with comes from the cell itself: the value
+  it writes out (``expected=``) and its known mistakes (``like=``); the solution's values of the
+  visible checks (``expected=SOLUTION``) from the ``Test(..., expected="afz1:...")`` text of the
+  released test cell (:mod:`checks.released`). A check that finds no value to compare with
+  fails and says what to do; none passes unjudged.
 
 Rules for test cells: names and hints are fixed text (they may use the test's inputs, never
 the learner's results); inputs are seeded (:mod:`checks.fixtures`); every value a check
@@ -36,17 +40,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import explain
+from . import explain, released
 from .compare import judge
 from .record import MIME, encode
 from .watch import call_watched
 
-EXPECTED_FILE = "expected_visible.json"
 SOLUTION = None  # ``expected=SOLUTION`` (the default): the solution's value of the same check
 
 _replay_sink: list[dict[str, Any]] | None = None
@@ -60,12 +62,23 @@ def _shape(x: Any) -> Any:
     return [int(n) for n in shape]
 
 
+class CheckFailed(AssertionError):
+    """A check judged in the learner's own Jupyter that failed. Jupyter shows its teaching
+    message first, then the notebook's lines that led to it, without the course's frames."""
+
+    def _render_traceback_(self) -> list[str]:
+        return explain.rendered(self)
+
+
 class Test:
-    """The observations of one test cell (``grade_id``), handed to the grader one by one."""
+    """The observations of one test cell (``grade_id``), handed to the grader one by one.
+
+    ``expected``: the solution's values of the cell's visible checks, as the released notebook
+    carries them (:mod:`checks.released`); only a learner's own run reads them."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, grade_id: str) -> None:
+    def __init__(self, grade_id: str, expected: str | None = None) -> None:
         self.grade_id = grade_id
         self._seen: dict[str, int] = {}
         self._mode = (
@@ -77,7 +90,9 @@ class Test:
             if os.environ.get("CHECKS_MODE") == "record"
             else "local"
         )
-        self._expected: dict[str, dict[str, Any]] | None = None
+        self._solution_values: dict[str, Any] | None = None
+        if self._mode == "local" and expected is not None:
+            self._solution_values = _released_values(expected, grade_id)
 
     # -- checks ------------------------------------------------------------------------
     def close(
@@ -210,7 +225,10 @@ class Test:
             if returns is not None:
                 explain.check_returns(result, returns, what)
         except Exception as err:  # noqa: BLE001 - raised again, with what it means
-            raise explain.explained(err, what, fn, args, kwargs) from err
+            new = explain.explained(err, what, fn, args, kwargs)
+            if self._mode == "local":
+                explain.render_in_jupyter(new)
+            raise new from err
         self._check(
             "calls", f"{what} does the job itself", hits, [], forbidden=list(forbidden), called=what
         )
@@ -230,34 +248,60 @@ class Test:
         self._seen[name] = n + 1
         key = name if n == 0 else f"{name} #{n + 1}"
         if self._mode == "replay":
-            _replay_sink.append(  # type: ignore[union-attr]
-                {
-                    "test": self.grade_id,
-                    "key": key,
-                    "kind": kind,
-                    "name": name,
-                    "expected": encode(actual if expected is SOLUTION else expected),
-                    **options,
-                    **({"like": {str(k): encode(v) for k, v in like.items()}} if like else {}),
-                    **({} if expected is SOLUTION else {"solution": encode(actual)}),
-                }
-            )
+            ref = self._reference(kind, name, key, encode(expected), like, options)
+            if expected is SOLUTION:
+                ref.update(expected=encode(actual), solution_value=True)
+            else:
+                ref["solution"] = encode(actual)
+            _replay_sink.append(ref)  # type: ignore[union-attr]
         elif self._mode == "record":
             _publish({"test": self.grade_id, "key": key, "value": encode(actual)})
         elif self._mode == "collect":
             _collect_sink.append({"test": self.grade_id, "key": key, "value": encode(actual)})  # type: ignore[union-attr]
         else:
-            self._judge_here(key, actual)
+            value = self._solution_value(name, key) if expected is SOLUTION else encode(expected)
+            ref = self._reference(kind, name, key, value, like, options)
+            message = judge(_as_json(ref), _as_json(encode(actual)))
+            if message:
+                raise CheckFailed(message)
 
-    def _judge_here(self, key: str, actual: Any) -> None:
-        if self._expected is None:
-            self._expected = _load_expected().get(self.grade_id, {})
-        reference = self._expected.get(key)
-        if reference is None:
-            return  # a hidden check (or an old expected file): the grader judges it
-        message = judge(reference, json.loads(json.dumps(encode(actual))))
-        if message:
-            raise AssertionError(message)
+    def _reference(
+        self,
+        kind: str,
+        name: str,
+        key: str,
+        expected: Any,
+        like: dict[str, Any] | None,
+        options: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The check as the grader judges it (``checks.compare.judge``), but for its value."""
+        return {
+            "test": self.grade_id,
+            "key": key,
+            "kind": kind,
+            "name": name,
+            "expected": expected,
+            **options,
+            **({"like": {str(k): encode(v) for k, v in like.items()}} if like else {}),
+        }
+
+    def _solution_value(self, name: str, key: str) -> Any:
+        """The solution's value of the check ``key``, from the released test cell's text."""
+        values = self._solution_values
+        if values is None:
+            raise CheckFailed(
+                f"{name}: this check compares your result with the solution's, and this test "
+                f'cell carries no solution values: its line t = Test("{self.grade_id}", '
+                'expected="afz1:...") is not the released one. Open the exercise notebook as '
+                "released (download it again, or copy that line from it) and run the cell again."
+            )
+        if key not in values:
+            raise CheckFailed(
+                f"{name}: the solution values of this test cell have no value for this check "
+                "(the cell was changed after its release). Open the exercise notebook as "
+                "released (download it again) and run the cell again."
+            )
+        return values[key]
 
 
 def _truth(x: Any) -> Any:
@@ -274,16 +318,27 @@ def _publish(record: dict[str, Any]) -> None:
     publish_display_data({MIME: record, "text/plain": text})
 
 
-def _load_expected() -> dict[str, dict[str, Any]]:
-    path = Path.cwd() / EXPECTED_FILE
+def _as_json(data: Any) -> Any:
+    """``data`` as it comes back from JSON (tuples as lists), as the grader reads records."""
+    return json.loads(json.dumps(data))
+
+
+def _released_values(text: str, grade_id: str) -> dict[str, Any]:
+    """The solution's values that the released test cell ``grade_id`` carries (``text``)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    table: dict[str, dict[str, Any]] = {}
-    for ref in data.get("checks", []):
-        table.setdefault(ref["test"], {})[ref["key"]] = ref
-    return table
+        payload = released.unpack(text)
+    except released.NotReleasedValues as err:
+        raise CheckFailed(
+            f'The solution values in t = Test("{grade_id}", expected=...) cannot be read: {err}. '
+            "Open the exercise notebook as released (download it again) and run the cell again."
+        ) from None
+    if payload["test"] != grade_id:
+        raise CheckFailed(
+            f'The solution values in t = Test("{grade_id}", expected=...) are those of test '
+            f"{payload['test']!r} of {payload['notebook']}, not of this test cell. Open the "
+            "exercise notebook as released (download it again) and run the cell again."
+        )
+    return dict(payload["values"])
 
 
 def replay_into(sink: list[dict[str, Any]] | None) -> None:

@@ -1,15 +1,19 @@
 """``release`` and ``check-release``: exercises/ generated from solutions/ by nbgrader.
 
-``release`` also writes each assignment's ``expected_visible.json`` (the solution's values of
-the visible checks, which a learner's notebook compares with while they work) into
-solutions/, from where nbgrader copies it into the release. ``check-release`` regenerates
-everything into a temporary folder and compares, and scans the release for solution lines.
+``release`` writes each assignment's student version with nbgrader, then puts into each of its
+test cells the solution's values of that cell's visible checks (``Test("...",
+expected="afz1:...")``, :mod:`checks.released`), so that a learner's notebook judges its
+visible checks with nothing beside it, and writes the learner's wheel (:mod:`course.wheel`)
+into exercises/. The values go into the released notebook only: nbgrader's gradebook keeps the
+source version of every test cell, which grading puts back, so no grading kernel gets them.
+``check-release`` regenerates everything into a temporary folder and compares, and scans the
+release for solution lines.
 """
 
 from __future__ import annotations
 
 import filecmp
-import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -17,6 +21,10 @@ from course.config import RELEASE, SOURCE, Course, CourseError
 from course.gradebook import open_gradebook
 from course.leaks import leaked_lines
 from course.runner import nbgrader
+from course.wheel import DISTRIBUTION, wheel_bytes, wheel_name, write_wheel
+
+# A released test cell's Test line, with or without its values: Test("grade_id"[, expected="..."])
+_TEST_LINE = r"""Test\(\s*(["']){grade_id}\1\s*(?:,\s*expected\s*=\s*"(?P<values>[^"]*)"\s*)?\)"""
 
 
 def release(
@@ -25,86 +33,139 @@ def release(
     release_dir: Path | None = None,
     url: str | None = None,
 ) -> None:
-    """Generate the student versions (exercises/, or ``release_dir``) and register the
+    """Generate the student versions (exercises/, or ``release_dir``) with the visible checks'
+    values in their test cells and the learner's wheel beside them, and register the
     assignments in the gradebook (the course's, or the one at ``url``)."""
     with open_gradebook(url or course.gradebook_url):  # a clear error, not nbgrader's traceback
         pass
+    target = release_dir or course.exercises
     extra = [f"--CourseDirectory.release_directory={release_dir}"] if release_dir else []
     for a in course.assignments(names):
-        write_visible_checks(course, a)
+        before = {nb: _read_text(target / a / nb) for nb in course.notebook_names(a)}
         rc, out = nbgrader(["generate_assignment", a, "--force", *extra], course, url)
         if rc != 0 or "ERROR" in out:
             raise CourseError(f"nbgrader generate_assignment {a} failed:\n{out[-3000:]}")
+        for nb in course.notebook_names(a):
+            write_visible_values(course, a, nb, target / a / nb, before[nb])
         print(f"released {a}" + (f" into {release_dir}" if release_dir else f" into {RELEASE}/"))
+    wheel = write_wheel(target)
+    print(f"wrote the learners' wheel {wheel.name} into {release_dir or RELEASE + '/'}")
 
 
-def _visible_checks_text(course: Course, assignment: str) -> str:
-    """What solutions/<a>/expected_visible.json must hold (the solution is replayed)."""
+def _read_text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def _visible_checks(course: Course, assignment: str, notebook: str) -> dict[str, list[dict]]:
+    """``{grade_id: [check, ...]}`` of the visible tests of a source notebook (replayed)."""
     from autograder import replay
 
     try:
-        data = replay.visible_checks(course.solutions / assignment)
+        return replay.expected_checks(course.solutions / assignment / notebook, visible_only=True)
     except replay.ReplayError as err:
         raise CourseError(f"{assignment}: {err}") from None
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
-def _visible_checks_path(course: Course, assignment: str) -> Path:
-    from checks import EXPECTED_FILE
+def released_values(notebook_text: str | None) -> dict[str, str]:
+    """``{grade_id: packed values}`` that the test cells of a released notebook carry."""
+    import nbformat
 
-    return course.solutions / assignment / EXPECTED_FILE
+    from autograder import regions
+
+    if not notebook_text:
+        return {}
+    found = {}
+    for cell in nbformat.reads(notebook_text, as_version=4).cells:
+        if cell.cell_type != "code" or not regions.is_test_cell(cell):
+            continue
+        grade_id = str(regions.nbgrader_meta(cell).get("grade_id"))
+        match = re.search(_TEST_LINE.format(grade_id=re.escape(grade_id)), cell.source)
+        if match and match.group("values"):
+            found[grade_id] = match.group("values")
+    return found
 
 
-def visible_checks_agree(stored: str, fresh: str) -> bool:
-    """Whether the released checks ``stored`` are still those of ``fresh`` (both the text of an
-    expected_visible.json): the same checks with the same options, and every number the same
-    up to the check's own tolerance. Values computed on another CPU (AVX-512 and AVX2 kernels
-    sum in another order) differ in their last bits; that does not make a release stale."""
+def values_agree(checks: list[dict], packed: str) -> bool:
+    """Whether ``packed`` (the values a released test cell carries) still holds the solution's
+    values of ``checks`` (the cell's visible checks, replayed now): the same checks, and every
+    number the same up to the check's own tolerance. Values computed on another CPU (AVX-512
+    and AVX2 kernels sum in another order) differ in their last bits; that does not make a
+    release stale."""
     from autograder.verdicts import judge
+    from checks import released
 
     try:
-        old, new = json.loads(stored)["checks"], json.loads(fresh)["checks"]
-    except (ValueError, KeyError, TypeError):
+        old = released.unpack(packed)["values"]
+    except released.NotReleasedValues:
         return False
-    if not isinstance(old, list) or not isinstance(new, list) or len(old) != len(new):
+    new = {c["key"]: c for c in checks if c.get("solution_value")}
+    if set(old) != set(new):
         return False
-    for a, b in zip(old, new, strict=True):
-        if a == b:
+    for key, check in new.items():
+        if old[key] == check["expected"]:
             continue
-        rest = ("expected", "like")
-        if {k: v for k, v in a.items() if k not in rest} != {
-            k: v for k, v in b.items() if k not in rest
-        }:
+        if check.get("kind") != "close":
             return False
-        if a.get("kind") != "close" or judge(a, b.get("expected")) is not None:
+        reference = {**check, "expected": old[key], "like": None}
+        if judge(reference, check["expected"]) is not None:
             return False
-        like_a, like_b = a.get("like") or {}, b.get("like") or {}
-        if set(like_a) != set(like_b):
-            return False
-        for label, value in like_a.items():  # known mistakes' values: within the same tolerance
-            if judge({**a, "expected": value, "like": None}, like_b[label]) is not None:
-                return False
     return True
 
 
-def write_visible_checks(course: Course, assignment: str) -> None:
-    """Write solutions/<a>/expected_visible.json when it is missing or stale (not when only
-    the last bits of its numbers would change: see ``visible_checks_agree``)."""
-    text = _visible_checks_text(course, assignment)
-    path = _visible_checks_path(course, assignment)
-    if not path.exists() or not visible_checks_agree(path.read_text(encoding="utf-8"), text):
-        path.write_text(text, encoding="utf-8")
+def _packed(
+    assignment: str, notebook: str, grade_id: str, checks: list[dict], before: str | None
+) -> str | None:
+    """The values a released test cell carries: those it carried before while they still
+    agree with ``checks`` (no churn from another CPU's last bits), else the fresh ones; None
+    when none of its checks compares with the solution's value."""
+    from checks import released
+
+    fresh = {c["key"]: c["expected"] for c in checks if c.get("solution_value")}
+    if not fresh:
+        return None
+    if before is not None and values_agree(checks, before):
+        return before
+    return released.pack(f"{assignment}/{notebook}", grade_id, fresh)
 
 
-def _stale_visible_checks(course: Course, assignment: str) -> list[str]:
-    try:
-        fresh = _visible_checks_text(course, assignment)
-    except CourseError as err:
-        return [str(err)]
-    path = _visible_checks_path(course, assignment)
-    if not path.exists() or not visible_checks_agree(path.read_text(encoding="utf-8"), fresh):
-        return [f"{SOURCE}/{assignment}/{path.name} is stale: run `make release`"]
-    return []
+def write_visible_values(
+    course: Course, assignment: str, notebook: str, path: Path, before_text: str | None
+) -> None:
+    """Put into each test cell of the released notebook ``path`` the solution's values of its
+    visible checks (``before_text``: the notebook as released before, whose values are kept
+    while they agree), and recompute the cell's nbgrader checksum."""
+    import nbformat
+    from nbgrader.utils import compute_checksum
+
+    from autograder import regions
+
+    checks = _visible_checks(course, assignment, notebook)
+    before = released_values(before_text)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not regions.is_test_cell(cell):
+            continue
+        grade_id = str(regions.nbgrader_meta(cell).get("grade_id"))
+        packed = _packed(
+            assignment, notebook, grade_id, checks.get(grade_id, []), before.get(grade_id)
+        )
+        if packed is None:
+            continue
+        cell.source = _with_values(cell.source, grade_id, packed, f"{assignment}/{notebook}")
+        cell.metadata["nbgrader"]["checksum"] = compute_checksum(cell)
+    nbformat.write(nb, path)
+
+
+def _with_values(source: str, grade_id: str, packed: str, where: str) -> str:
+    """The test cell ``source`` whose ``Test("grade_id")`` carries ``packed``."""
+    pattern = re.compile(_TEST_LINE.format(grade_id=re.escape(grade_id)))
+    if len(pattern.findall(source)) != 1:
+        raise CourseError(
+            f'{where}, test cell {grade_id!r}: write its Test("{grade_id}") once, before the '
+            "hidden tests, so that the release can give it the solution's values of the visible "
+            "checks"
+        )
+    return pattern.sub(lambda _: f'Test("{grade_id}", expected="{packed}")', source)
 
 
 def _compare(ours: Path, theirs: Path, a: str) -> list[str]:
@@ -125,8 +186,9 @@ def _compare(ours: Path, theirs: Path, a: str) -> list[str]:
 
 
 def check_release(course: Course, names: list[str] | None = None) -> list[str]:
-    """Problems with exercises/: differences from a fresh generation, leaked solution lines,
-    stale visible checks, release folders without a source. Writes nothing in the course."""
+    """Problems with exercises/: differences from a fresh generation (the visible checks'
+    values and the learners' wheel included), leaked solution lines, release folders without a
+    source. Writes nothing in the course."""
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "release"
@@ -138,16 +200,40 @@ def check_release(course: Course, names: list[str] | None = None) -> list[str]:
             if rc != 0:
                 problems.append(f"{a}: nbgrader generate_assignment failed:\n{out[-2000:]}")
                 continue
-            problems += _stale_visible_checks(course, a)
             ours = course.exercises / a
+            try:
+                for nb in course.notebook_names(a):
+                    before = _read_text(ours / nb)
+                    write_visible_values(course, a, nb, fresh / a / nb, before)
+            except CourseError as err:
+                problems.append(str(err))
+                continue
             problems += _compare(ours, fresh / a, a)
             for nb in course.notebook_names(a):
                 if (ours / nb).exists():
                     for line in leaked_lines(course.solutions / a / nb, ours / nb):
                         problems.append(f"{RELEASE}/{a}/{nb} contains solution line {line!r}")
+    problems += _wheel_problems(course)
     released = course.exercises.iterdir() if course.exercises.is_dir() else iter(())
     extra = {p.name for p in released if p.is_dir()} - set(course.assignments())
     problems += [f"{RELEASE}/{e} has no source in {SOURCE}/" for e in sorted(extra)]
+    return problems
+
+
+def _wheel_problems(course: Course) -> list[str]:
+    """The learners' wheel in exercises/ missing, stale, or beside an old one."""
+    name = wheel_name()
+    path = course.exercises / name
+    if not path.is_file():
+        return [f"{RELEASE}/{name} is missing: run `make release`"]
+    problems = []
+    if path.read_bytes() != wheel_bytes():
+        problems.append(
+            f"{RELEASE}/{name} is stale (helpers/ or checks/ changed): run `make release`"
+        )
+    for other in sorted(course.exercises.glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl")):
+        if other.name != name:
+            problems.append(f"{RELEASE}/{other.name} is not generated: delete it")
     return problems
 
 

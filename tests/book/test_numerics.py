@@ -1,7 +1,8 @@
 """Values that depend on the CPU's kernels hold on this CPU, whichever kind it is.
 
 The exercises' visible checks are judged on the learner's machine against values computed when
-the exercise was released (``expected_visible.json``, written on the maintainer's machine), and
+the exercise was released (carried by the released test cells, written on the maintainer's
+machine), and
 exercise 06 asks for a trained accuracy. AVX-512 and AVX2 kernels sum in another order, so
 those values differ in the last bits from one CPU to another, and a training run carries the
 difference along. These tests, the model tests (``tests/unit/test_model.py``,
@@ -31,31 +32,34 @@ ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir(
 ROOM = 0.02  # the solution's trained accuracy must beat a target by this much
 
 
-# Checks whose expected value the test cell writes out (an exception's name, a target to agree
-# with, a condition that must hold): the replay itself judges the solution's value against it,
-# on this CPU, and fails if the solution misses; nothing was computed at release.
-JUDGED_IN_REPLAY = {"raises", "agree", "true"}
-
-
 # slow: replays each solution notebook (exercise 06 trains a model)
 @pytest.mark.cpu_kernels
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_released_visible_values_hold_on_this_cpu(assignment):
     """A correct solution run on this CPU passes every visible check a learner runs locally,
-    judged against the released values with each check's own tolerance."""
-    released = json.loads(
-        (REPO / "exercises" / assignment / "expected_visible.json").read_text(encoding="utf-8")
-    )["checks"]
-    here = replay.visible_checks(REPO / "solutions" / assignment)["checks"]  # this CPU's
-    assert [(c["test"], c["key"]) for c in here] == [(c["test"], c["key"]) for c in released], (
-        f"exercises/{assignment}/expected_visible.json is stale: run `make release`"
-    )
-    failures = [
-        f"{ref['test']} / {ref['key']}: {message}"
-        for ref, mine in zip(released, here, strict=True)
-        if ref["kind"] not in JUDGED_IN_REPLAY and (message := judge(ref, mine["expected"]))
-    ]
-    assert failures == [], "\n".join(failures)
+    judged against the values its released test cells carry with each check's own tolerance."""
+    from checks import released
+    from course.release import released_values
+
+    for source in sorted((REPO / "solutions" / assignment).glob("*.ipynb")):
+        text = (REPO / "exercises" / assignment / source.name).read_text(encoding="utf-8")
+        carried = {g: released.unpack(v)["values"] for g, v in released_values(text).items()}
+        here = replay.expected_checks(source, visible_only=True)  # this CPU's
+        mine = {
+            g: {c["key"]: c for c in checks if c.get("solution_value")}
+            for g, checks in here.items()
+        }
+        mine = {g: checks for g, checks in mine.items() if checks}
+        assert {g: set(c) for g, c in mine.items()} == {g: set(v) for g, v in carried.items()}, (
+            f"exercises/{assignment}/{source.name} is stale: run `make release`"
+        )
+        failures = [
+            f"{grade_id} / {key}: {message}"
+            for grade_id, checks in mine.items()
+            for key, check in checks.items()
+            if (message := judge({**check, "expected": carried[grade_id][key]}, check["expected"]))
+        ]
+        assert failures == [], "\n".join(failures)
 
 
 AGREEMENT = """

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import grading_cases as CASES
 import pytest
-from support import REPO
 from support.gradebooks import DUE, LATE_CONFIG, gradebook_content, merge_class, prepare
+from support.learner import answered
 from support.submissions import (
     A1,
     ASSIGNMENTS,
@@ -36,8 +36,6 @@ from support.submissions import (
     MISTAKES,
     exercise,
     make_root,
-    mutate,
-    read,
     source,
     submit,
 )
@@ -69,7 +67,7 @@ def test_exercises_are_a_fresh_generation_without_solutions():
 # slow: replays each solution notebook
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_test_cell_has_hidden_checks(assignment):
-    """Visible checks' values are released (expected_visible.json); a test of visible checks
+    """Visible checks' values are released (in the test cells); a test of visible checks
     only could be passed by hard-coding them, so every test also checks hidden inputs."""
     from autograder import replay
 
@@ -259,19 +257,18 @@ def test_validate_fails_on_the_untouched_exercise(tmp_path, capsys):
 # slow: nbgrader validate starts a kernel (in the sandbox, where there is one)
 def test_validate_judges_the_visible_checks_like_the_learners_own_run(tmp_path, capsys):
     """A kernel that validates judges the visible checks at once (it does not only record
-    them for a grader that never comes): a wrong softmax fails with the teaching message."""
-    folder = tmp_path / A1
-    folder.mkdir()
-    wrong = mutate(read(source(A1)), *MISTAKES[A1][0][1:])
-    (folder / source(A1).name).write_text(json.dumps(wrong))
-    (folder / "expected_visible.json").write_bytes(
-        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
-    )
-    assert validate([folder / source(A1).name], Course(tmp_path)) is False
+    them for a grader that never comes), with the values the released notebook carries alone
+    in its folder: a wrong softmax fails with the whole teaching message, hint included."""
+    name = source(A1).name
+    (tmp_path / name).write_text(json.dumps(answered(A1, MISTAKES[A1][0][0])))
+    assert validate([tmp_path / name], Course(tmp_path)) is False
     out = capsys.readouterr().out
     assert "VALIDATION FAILED" in out and "row sums of softmax(scores)" in out, out[-3000:]
-    (folder / source(A1).name).write_text(json.dumps(read(source(A1))))
-    assert validate([folder / source(A1).name], Course(tmp_path)) is True  # the solution
+    assert "each row should sum to 1: did you sum over axis 0 instead of `axis`?" in out, out
+    assert "afz1:…" in out  # the packed values shortened, not the lines cut at 90 characters
+    assert not [line for line in out.splitlines() if line.endswith("...")], out
+    (tmp_path / name).write_text(json.dumps(answered(A1)))
+    assert validate([tmp_path / name], Course(tmp_path)) is True  # the solution
 
 
 @pytest.mark.filterwarnings(QUIET_SA)

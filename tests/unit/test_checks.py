@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 import torch
 
+import checks
 import checks.recorder
 from autograder import pieces, regions, replay, verdicts
-from checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS, Test, encode
+from checks import ATTENTION_BUILTINS, SOFTMAX_BUILTINS, Test, encode, released
 from checks.compare import judge
 from checks.record import decode
 from checks.watch import call_watched
@@ -232,21 +233,60 @@ def test_replay_collects_the_solution_and_checks_written_numbers():
     assert "solution" in sink[1]
 
 
-def test_local_mode_judges_visible_checks_from_the_expected_file(tmp_path, monkeypatch):
-    expected = {
-        "checks": [
-            {"test": "test_x", "key": "a", "name": "a", "kind": "close",
-             "expected": encode([1.0, 2.0]), "hint": "think"},
-        ]
-    }  # fmt: skip
-    (tmp_path / checks.EXPECTED_FILE).write_text(json.dumps(expected))
-    monkeypatch.chdir(tmp_path)
+def released_test(grade_id: str, values: dict, notebook: str = "01_x/x.ipynb") -> Test:
+    """A Test as a released test cell makes it: with the solution's values it carries."""
+    packed = released.pack(notebook, grade_id, {k: encode(v) for k, v in values.items()})
+    return Test(grade_id, expected=packed)
+
+
+@pytest.fixture
+def local(monkeypatch):
     monkeypatch.delenv("CHECKS_MODE", raising=False)
-    t = Test("test_x")
+
+
+def test_local_mode_judges_with_the_values_the_released_cell_carries(local):
+    t = released_test("test_x", {"a": [1.0, 2.0]})
     t.close("a", [1.0, 2.0])
-    t.close("hidden one", [0.0])  # not in the file: left to the grader
-    with pytest.raises(AssertionError, match="a is wrong at index.*think"):
-        Test("test_x").close("a", [1.0, 5.0])
+    t.close("written out", [3.0], [3.0])  # a value the cell writes needs nothing released
+    with pytest.raises(AssertionError, match="written out is wrong at index.*think"):
+        t.close("written out", [4.0], [3.0], hint="think")
+    with pytest.raises(checks.CheckFailed, match=r"a is wrong at index \(1,\).*think"):
+        released_test("test_x", {"a": [1.0, 2.0]}).close("a", [1.0, 5.0], hint="think")
+
+
+def test_local_mode_names_the_known_mistake_the_cell_computes(local):
+    t = released_test("test_x", {"w": [0.5, 0.5]})
+    with pytest.raises(checks.CheckFailed, match="exactly what you get when it is flipped"):
+        t.close("w", [0.2, 0.8], like={"it is flipped": [0.2, 0.8]})
+
+
+def test_a_local_check_without_its_value_fails_and_says_what_to_do(local):
+    """Nothing passes unjudged: no values at all, a check the values do not know, values of
+    another test cell, and damaged values each fail with what to do."""
+    with pytest.raises(checks.CheckFailed, match="carries no solution values.*as released"):
+        Test("test_x").close("a", [1.0])
+    with pytest.raises(checks.CheckFailed, match="no value for this check"):
+        released_test("test_x", {"a": [1.0]}).close("not released", [1.0])
+    other = released.pack("04_y/y.ipynb", "test_y", {"a": encode([1.0])})
+    with pytest.raises(checks.CheckFailed, match="those of test 'test_y' of 04_y/y.ipynb"):
+        Test("test_x", expected=other)
+    with pytest.raises(checks.CheckFailed, match="cannot be read"):
+        Test("test_x", expected="afz1:not base64 at all!")
+    Test("test_x").equal("written out", 3, 3)  # a value the cell writes needs nothing released
+
+
+def test_released_values_pack_and_unpack():
+    packed = released.pack("01_x/x.ipynb", "test_x", {"a": encode([1.0, 2.0])})
+    assert packed.startswith(released.PREFIX) and "\n" not in packed and '"' not in packed
+    payload = released.unpack(packed)
+    assert payload == {
+        "notebook": "01_x/x.ipynb",
+        "test": "test_x",
+        "values": {"a": encode([1.0, 2.0])},
+    }
+    for bad in ("", "afz0:abc", released.PREFIX + "!!", released.PREFIX + "eJw="):
+        with pytest.raises(released.NotReleasedValues):
+            released.unpack(bad)
 
 
 def test_record_mode_publishes_and_never_judges(monkeypatch):
