@@ -71,7 +71,7 @@ $(STAMP): $(LOCK) pyproject.toml
 	@touch $@
 
 # Written under the command in the lock's header.
-LOCK_NOTE_1 := \# Installed by `make venv`; by hand: this file's pip, then pip install --require-hashes -r requirements.txt
+LOCK_NOTE_1 := \# Installed by `make venv`; by hand: the pip pinned here, then pip install --require-hashes -r requirements.txt
 LOCK_NOTE_2 := \# then pip install --no-deps -e . (the torch pin is the CPU build, not on PyPI; where pip
 LOCK_NOTE_3 := \# finds no such wheel on its own, add --extra-index-url https://download.pytorch.org/whl/cpu).
 # Keeps every version the lock already pins; LOCK_ARGS="--upgrade-package ruff" moves one
