@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
+    import IPython  # noqa: F401 - the kernel forms' last step asks it for a shell (none here)
     import numpy  # noqa: F401 - imported once, before the forks
     import torch
 

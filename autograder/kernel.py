@@ -38,6 +38,9 @@ from .settings import NBGRADER_PID, Settings, of_run, run_folder
 
 MAX_COPY_FILES = 50
 MAX_COPY_BYTES = 64 * 1024 * 1024
+# No history database: IPython would keep every cell the kernel ran, each test cell's kernel
+# form included, in a file the next cells can read (checks.forget clears what it keeps in memory).
+KERNEL_OPTIONS = ("--HistoryManager.enabled=False",)
 LOG_BYTES = 64 * 1024  # of the kernel's own stdout/stderr passed on (the rest is dropped)
 
 
@@ -103,7 +106,8 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
             filter(None, [str(staging), os.environ.get("PYTHONPATH")])
         )
     outcomes.kernel(f"k{os.getpid()}", sandbox="off")
-    os.execv(sys.executable, [sys.executable, "-c", seccomp.kernel_start_code(), *args])
+    start = [sys.executable, "-c", seccomp.kernel_start_code()]
+    os.execv(sys.executable, [*start, *KERNEL_OPTIONS, *args])
     return 0  # not reached
 
 
@@ -189,7 +193,7 @@ def _run_bwrap(
         info_read, info_write = os.pipe()
         fds.append(info_write)
         command = [sandbox.python_executable(), "-c", seccomp.kernel_start_code()]
-        command += ["-f", f"{SOCKETS}/connection.json", *rest]
+        command += ["-f", f"{SOCKETS}/connection.json", *KERNEL_OPTIONS, *rest]
         argv = sandbox.bwrap_argv(
             command,
             uid=uid,

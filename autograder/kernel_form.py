@@ -15,7 +15,9 @@ process. The kernel, where the learner's code runs, gets the *kernel form*:
   built-ins and the course's imports it uses as its own local names (``from builtins import
   str, getattr``; ``import numpy as np``), so that a learner's global ``str`` or ``np`` is never
   what a test cell calls; the names it binds stay its locals (gone when the cell ends), but
-  for those another cell reads.
+  for those another cell reads;
+* when it ends, the form clears itself from the kernel's history (``checks.forget``): the
+  learner's later cells do not find a hidden test's inputs in ``In`` or ``linecache``.
 
 So nothing in the kernel computes or holds a value a verdict compares with; a learner's code
 that looks for one (in the cell's globals, its frames, its source in ``In[]``) finds inputs.
@@ -40,6 +42,17 @@ from autograder import regions
 # check -> how many leading positional arguments the kernel keeps (name and value)
 RECORDED = {"close": 2, "equal": 2, "shape": 2, "agree": 2, "true": 2}
 WRAPPER = "_afz_test_cell"  # the function a kernel form runs in
+# After the test, whatever it raised: the form itself is cleared from the kernel's history
+# (checks.forget), so that no later cell finds a hidden test's inputs there.
+RUN_AND_FORGET = """
+try:
+    {wrapper}()
+finally:
+    del {wrapper}
+    from checks.forget import forget_this_cell as _afz_forget
+    _afz_forget()
+    del _afz_forget
+"""
 BUILTINS = frozenset(dir(builtins))
 
 
@@ -113,9 +126,8 @@ def _sealed(text: str, read_elsewhere: set[str], course_cells: Iterable[str]) ->
         decorator_list=[],
         returns=None,
     )
-    call = ast.Expr(ast.Call(func=ast.Name(WRAPPER, ast.Load()), args=[], keywords=[]))
-    gone = ast.Delete(targets=[ast.Name(WRAPPER, ast.Del())])
-    module = ast.Module(body=[func, call, gone], type_ignores=[])
+    run = ast.parse(RUN_AND_FORGET.format(wrapper=WRAPPER)).body
+    module = ast.Module(body=[func, *run], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n"
 
 

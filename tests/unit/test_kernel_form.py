@@ -97,3 +97,36 @@ def test_no_kernel_form_holds_reference_code(source):
             ):
                 assert len(node.args) <= 2 and not node.keywords, (grade_id, ast.unparse(node))
         assert "print(" not in form, grade_id
+
+
+def test_a_kernel_form_leaves_nothing_of_itself_in_the_kernels_history():
+    """After a test cell ran, the learner's next cells find neither its kernel form in
+    IPython's history (``In``, ``_i``, ``_i<n>``) nor its lines in ``linecache``; their own
+    cells stay."""
+    import linecache
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("mine = 41 + 1", store_history=True)
+    form = kernel_form("t = Test('x')\nsecret_input = [3.25, 7.5]\nt.close('y', f(secret_input))\n")
+    shell.user_ns.update(Test=_RecordingTest, f=lambda a: a)
+    assert shell.run_cell(form, store_history=True).success
+    shell.run_cell("after = 1", store_history=True)
+    history = "\n".join(shell.user_ns["In"]) + str(
+        {k: v for k, v in shell.user_ns.items() if k.startswith("_i")}
+    )
+    cached = "".join(line for entry in linecache.cache.values() for line in entry[2])
+    assert "secret_input" not in history and "secret_input" not in cached
+    assert "mine = 41 + 1" in history and "after = 1" in history
+    assert _RecordingTest.seen == [[3.25, 7.5]]
+
+
+class _RecordingTest:
+    seen: list = []
+
+    def __init__(self, grade_id):
+        pass
+
+    def close(self, name, value):
+        _RecordingTest.seen.append(value)
