@@ -627,7 +627,7 @@ SITE_WORDS = {
     ),
     "zh/": (
         ["打印为 PDF", "搜索本书……", "© 版权所有 2026。", "链接到本标题", "链接到本术语"]
-        + ["颜色模式", "跟随系统设置", "显示或隐藏左侧目录", "显示或隐藏本页目录"],
+        + ["颜色模式", "显示或隐藏左侧目录", "显示或隐藏本页目录"],
         ["列印", "Print to PDF", "Search this book", "Copyright", "Link to this", "et al."]
         + ["Color mode", "System Settings", "Toggle primary", "Toggle secondary"],
     ),
@@ -641,22 +641,22 @@ ENGLISH_LABELS = {"Main", "Page"}
 
 @pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
 def test_site_words_are_in_the_edition_language(browser, base_url, edition):
-    words = ""
+    words, labels = "", set()
     for path in (INTRO, "glossary.html"):  # the glossary has the term permalinks
         page, record = _open(browser, base_url, DESKTOP)
         try:
             page.goto(base_url + edition + path)
             _settle(page)
             words += page.evaluate(SITE_WORDS_JS)
-            labels = set(page.evaluate(SITE_LABELS_JS))
+            labels |= set(page.evaluate(SITE_LABELS_JS))
         finally:
             page.context.close()
         assert not record.problems(), _problems_message(edition + path, record.problems())
-        english = ENGLISH_LABELS & labels
-        if edition:
-            assert not english, f"{edition}{path}: English labels for screen readers: {english}"
-        else:
-            assert english == ENGLISH_LABELS, f"{path}: labels {sorted(labels)[:20]}"
+    english = ENGLISH_LABELS & labels  # the two landmarks, over both pages
+    if edition:
+        assert not english, f"{edition}: English labels for screen readers: {english}"
+    else:
+        assert english == ENGLISH_LABELS, f"labels {sorted(labels)[:30]}"
     wanted, unwanted = SITE_WORDS[edition]
     missing = [w for w in wanted if w not in words]
     assert not missing, f"{edition or 'en/'}: these site words are missing: {missing}"
@@ -719,7 +719,7 @@ def test_chinese_bold_text_is_drawn_with_the_bold_face(browser, base_url, path):
     finally:
         page.context.close()
     assert not record.problems(), _problems_message(path, record.problems())
-    assert len(found) >= 5, f"{path}: only {len(found)} elements of bold Chinese text: {found}"
+    assert len(found) >= 3, f"{path}: only {len(found)} elements of bold Chinese text: {found}"
     regular = [(text, names) for text, names, _ in found if "Bold" not in names]
     assert not regular, f"{path}: bold Chinese text drawn without the bold face: {regular[:5]}"
 

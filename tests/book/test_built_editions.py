@@ -106,3 +106,23 @@ def test_the_chinese_search_index_holds_course_terms():
             found = term in terms or any(term in t for t in terms)
             assert found or term in raw, f"the course term {term!r} is not indexed"
     assert "的" not in terms, "function words are indexed"
+
+
+def test_the_web_font_is_noto_sans_cjk_sc_regular_and_bold():
+    """The Chinese edition's font script carries two faces of Noto Sans CJK SC, the regular one
+    for weights 100-500 and the bold one for 600-900 (the browser test checks that bold text is
+    drawn with the bold face)."""
+    import base64
+    import io
+
+    from fontTools.ttLib import TTFont
+
+    script = (ZH / "_static" / "cjk-font.js").read_text(encoding="utf-8")
+    faces = re.findall(r'face\("([A-Za-z0-9+/=]+)", "([0-9 ]+)"\)', script)
+    assert [weight for _, weight in faces] == ["100 500", "600 900"], [w for _, w in faces]
+    names = []
+    for data, _ in faces:
+        font = TTFont(io.BytesIO(base64.b64decode(data)))
+        names.append((font["name"].getDebugName(1), font["OS/2"].usWeightClass))
+        assert "猫" in "".join(chr(c) for c in font.getBestCmap()), "the subset lacks 猫"
+    assert names == [("Noto Sans CJK SC", 400), ("Noto Sans CJK SC", 700)], names

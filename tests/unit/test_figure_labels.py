@@ -302,3 +302,10 @@ def test_only_a_chinese_build_reads_the_chinese_images(chapters, language):
 
 def test_the_extension_keys_agree():
     assert zh_figures.ZH_KEY == bf.ZH_KEY
+
+
+def test_the_chinese_figures_are_drawn_in_simplified_chinese_forms():
+    """The swapped labels fall back to Noto Sans CJK SC (`make cjk-font`): a face whose default
+    glyphs are Traditional (TC) or Japanese (JP) would draw 说 or 编码 in another form, since
+    matplotlib applies no OpenType locl feature."""
+    assert bf.cjk_family() == "Noto Sans CJK SC"
