@@ -75,6 +75,20 @@ def _read(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def _learner_code(path: Path, course: Course) -> str | None:
+    """The solution cells' code of a learner's notebook, read in a child under collect's limits
+    (``entries.run_limited``), or None if it cannot be read within them."""
+    from course.entries import run_limited
+
+    def read_code() -> str | None:
+        data = _read(path)
+        return None if data is None else solution_code(data)
+
+    settings = course.settings
+    code, failure = run_limited(read_code, settings.collect_memory_mb, settings.collect_timeout)
+    return None if failure or not isinstance(code, str) else code
+
+
 def _fingerprint(code: str, name: str, boilerplate: Any = None) -> Any:
     from copydetect import CodeFingerprint
 
@@ -121,11 +135,11 @@ def similarity(course: Course, assignment: str, out: Path | None = None) -> list
         student = folder.parent.name
         text = ""
         for nb in notebooks:
-            data = _read(folder / nb)
-            if data is None:
+            code = _learner_code(folder / nb, course)
+            if code is None:
                 unread.append(f"{student}/{nb}")
                 continue
-            text += solution_code(data)
+            text += code
         if text.strip():
             codes[student] = text
     if len(codes) < 2:

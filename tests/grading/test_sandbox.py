@@ -177,11 +177,12 @@ for path in [ROOT + "/submitted/honest/01_attention/attention.ipynb",
         print("cannot write", path, type(err).__name__)
 """,
     "detach": """
-import os, time
+import ctypes, os, time
 # A grandchild in its own session, meant to outlive the kernel and act after grading.
-if os.fork() == 0:
+libc = ctypes.CDLL(None)
+if libc.fork() == 0:
     os.setsid()
-    if os.fork() == 0:
+    if libc.fork() == 0:
         time.sleep(8)
         for path in [MARK, ROOT + "/submitted/honest/01_attention/attention.ipynb"]:
             try:
@@ -194,15 +195,16 @@ if os.fork() == 0:
 print("detached")
 """,
     "forks": """
-import os, time
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)  # the C library's fork, past Python's own
 for _ in range(200):
-    try:
-        if os.fork() == 0:
-            os.setsid()
-            while True:
-                time.sleep(1000)
-    except OSError as err:
-        print("fork refused:", err)
+    pid = libc.fork()
+    if pid == 0:
+        os.setsid()
+        while True:
+            time.sleep(1000)
+    if pid < 0:
+        print("fork refused: errno", ctypes.get_errno())
         break
 print("forked")
 """,
@@ -240,22 +242,24 @@ for folder in ("/tmp", os.path.expanduser("~"), "."):
             pass
 """,
     "memory": """
-import os, time
-kids = []
-for _ in range(3):
-    pid = os.fork()
-    if pid == 0:
-        hog = []
-        try:  # until this process's own limit: together they pass the sandbox's limit
-            for _ in range(4096):
-                hog.append(b"x" * (1 << 20))
-        except MemoryError:
-            pass
-        time.sleep(5)
-        os._exit(0)
-    kids.append(pid)
-for pid in kids:
-    print("child ended:", os.waitpid(pid, 0)[1])
+import os
+# No process of its own can be started: the files of its tmpfs folders count in the sandbox's
+# memory, so fill them, then allocate up to this process's own limit: together they pass it.
+written = 0
+for folder in ("/tmp", os.path.expanduser("~")):
+    try:
+        with open(os.path.join(folder, "ballast"), "wb") as f:
+            for _ in range(500):
+                f.write(b"x" * (1 << 20))
+                written += 1
+    except OSError as err:
+        print("ballast stopped:", type(err).__name__)
+hog = []
+try:
+    for _ in range(4096):
+        hog.append(b"x" * (1 << 20))
+except MemoryError:
+    print("memory error after", len(hog), "MiB beside", written, "MiB of files")
 """,
     "network": """
 import socket
@@ -463,6 +467,7 @@ def test_batch_finishes_despite_forks_and_killers(attacked_class):
     assert attacked_class["seconds"] < 400, attacked_class["seconds"]
     killer = outputs(attacked_class["root"], "killer")
     assert "survived" in killer
+    assert "fork refused" in outputs(attacked_class["root"], "forks")  # not even one
 
 
 def test_disk_memory_network_and_output_are_capped(attacked_class, listener):
@@ -512,6 +517,32 @@ def test_the_socket_folder_takes_nothing(attacked_class):
 # ---------------------------------------------------------------------------------------
 # nbgrader's own memory
 # ---------------------------------------------------------------------------------------
+PEAK = """
+import resource, runpy, sys
+sys.argv[0] = "course"
+try:
+    runpy.run_module("course", run_name="__main__", alter_sys=True)
+finally:
+    print("PEAK_MIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+"""
+
+
+def instructor_run(root: Path, *args: str, settings: tuple[str, ...] = ()):
+    """``run_course``, and the peak memory (MiB) of the instructor's process itself (not of the
+    processes it started)."""
+    import subprocess
+    import sys
+
+    from support.sandbox_runs import TEST_SETTINGS
+
+    options = [f"--set={s}" for s in (*TEST_SETTINGS, *settings)]
+    command = [sys.executable, "-c", PEAK, "--root", str(root), *options, *args]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    found = re.search(r"^PEAK_MIB (\d+)$", proc.stderr, re.M)
+    assert found, proc.stderr[-2000:]
+    return proc, int(found.group(1))
+
+
 def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
     """nbgrader's own processes, outside the kernel's sandbox, get ``grader_memory_mb``.
 
@@ -540,7 +571,10 @@ def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
     assert (root / "submitted" / "swollen" / A1 / NB).stat().st_size > 40 << 20, collected.stdout
     before = sandbox_leftovers()
     limit = ("grader_memory_mb=256",)
-    graded = run_course(root, "autograde", "--workers", "2", settings=limit)
+    graded, peak = instructor_run(root, "autograde", "--workers", "2", settings=limit)
+    # The instructor's own process read no notebook: a child under collect's limits did
+    # (469 MiB when the instructor's process checked the swollen notebook itself, 182 now).
+    assert peak < 300, peak
     fed = run_course(root, "feedback", settings=limit)
     assert graded.returncode == 0 and fed.returncode == 0, graded.stdout + fed.stdout
     results = {r["student"]: r for r in json.loads((root / "reports/autograde.json").read_text())}
@@ -553,3 +587,92 @@ def test_nbgrader_itself_is_held_to_its_memory(tmp_path):
     now = sandbox_leftovers()
     assert now["processes"] - before["processes"] == set()
     assert now["cgroups"] - before["cgroups"] == set()
+
+
+# ---------------------------------------------------------------------------------------
+# The grading kernel itself, as nbgrader starts it
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def grading_kernel(monkeypatch):
+    """The ``afz-grader`` kernel started as nbgrader starts it (ipc sockets, the course's
+    kernelspec), in an empty folder; (manager, client, seconds it took to answer)."""
+    import shutil
+    import signal
+    import tempfile
+
+    from jupyter_client.manager import KernelManager
+
+    runtime = Path(tempfile.mkdtemp(prefix="afz-t-"))  # a short path: socket paths are short
+    monkeypatch.setenv("JUPYTER_PATH", str(REPO / "tools"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    km = KernelManager(kernel_name="afz-grader", transport="ipc", ip=str(runtime / "k"))
+    start = time.monotonic()
+    km.start_kernel(cwd=str(runtime))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=120)
+        yield km, kc, time.monotonic() - start
+    finally:
+        kc.stop_channels()
+        km.signal_kernel(signal.SIGTERM)  # as LimitedExecute ends it: the launcher cleans up
+        deadline = time.monotonic() + 30
+        while km.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        km.cleanup_resources()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def run_cell(kc, code: str, timeout: float = 120) -> tuple[dict, list[dict]]:
+    """(the execute reply's content, the cell's output messages)."""
+    outputs: list[dict] = []
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append)
+    return reply["content"], outputs
+
+
+def test_the_grading_kernel_starts_no_process_and_keeps_libraries_threads_and_interrupts(
+    grading_kernel,
+):
+    """A shell command, subprocess, os.system and multiprocessing fail in their own cell with
+    an error that says why; numpy, torch and matplotlib work, threads too; the time limit's
+    interrupt (a message, interrupt_mode "message") stops a busy cell, and the next cell runs."""
+    from autograder.seccomp import NO_PROCESS
+
+    km, kc, seconds = grading_kernel
+    print(f"kernel ready in {seconds:.2f} s")
+    reply, outs = run_cell(
+        kc,
+        "import numpy, torch, matplotlib.pyplot as plt\n"
+        "plt.plot(numpy.arange(3))\nplt.show()\nprint(torch.ones(3).sum().item())",
+    )
+    assert reply["status"] == "ok", reply
+    assert any("image/png" in m["content"].get("data", {}) for m in outs)
+    for code in (
+        "!ls /",
+        "import subprocess\nsubprocess.run(['ls'])",
+        "import os\nos.system('ls')",
+        "import multiprocessing\nmultiprocessing.Process(target=print).start()",
+    ):
+        reply, _ = run_cell(kc, code)
+        assert reply["status"] == "error" and reply["ename"] == "PermissionError", (code, reply)
+        assert NO_PROCESS in reply["evalue"], reply
+    reply, outs = run_cell(
+        kc,
+        "import threading\nseen = []\nt = threading.Thread(target=seen.append, args=(1,))\n"
+        "t.start()\nt.join()\nprint('threads:', seen)",
+    )
+    texts = "".join(m["content"].get("text", "") for m in outs)
+    assert reply["status"] == "ok" and "threads: [1]" in texts, (reply, texts)
+    busy = kc.execute("while True:\n    pass", stop_on_error=False)  # as nbgrader runs cells
+    time.sleep(1)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == busy
+    assert (
+        reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    )
+    reply, outs = run_cell(kc, "print('after')")
+    assert reply["status"] == "ok" and "after" in "".join(
+        m["content"].get("text", "") for m in outs
+    )

@@ -322,3 +322,45 @@ def test_a_run_folder_under_a_deep_tmpdir_goes_where_socket_paths_fit(tmp_path, 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     if len(str(tmp_path)) + runner.SOCKET_NAME_ROOM <= runner.SOCKET_PATH_MAX:
         assert runner._short_tempdir() == str(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------
+# The instructor's own process
+# ---------------------------------------------------------------------------------------
+def test_the_instructors_process_reads_learners_notebooks_only_under_collects_limits(
+    tmp_path, capsys
+):
+    """The summary's notes (``course.diagnose``) and the similarity report read a submitted
+    or autograded notebook in a child under collect_memory_mb: one that needs more is named,
+    and this process never holds it."""
+    import json
+
+    from course.config import load_settings
+    from course.diagnose import diagnose
+    from course.runner import Run
+    from course.similarity import similarity
+
+    root = tmp_path / "course"
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        (root / folder).symlink_to(REPO / folder)
+    honest = (REPO / "solutions" / A1 / NB).read_text()
+    # 3 million empty lists: about 200 MiB once read, 9 MB on disk
+    heavy = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    heavy = heavy.replace('"cells": []', '"cells": [' + ",".join(["[]"] * 3_000_000) + "]")
+    for student, text in {"ann": honest, "bob": honest, "heavy": heavy}.items():
+        for stage in ("submitted", "autograded"):
+            (root / stage / student / A1).mkdir(parents=True)
+            (root / stage / student / A1 / NB).write_text(text)
+    course = Course(root, load_settings(root, ["collect_memory_mb=64"]))
+    submitted, autograded = (root / s / "heavy" / A1 for s in ("submitted", "autograded"))
+    status, notes = diagnose(course, Run(0, ""), submitted, autograded)
+    assert status == "ok"
+    assert any("not read for notes: needs more than 64 MiB" in n for n in notes), notes
+    status, notes = diagnose(
+        course, Run(0, ""), *(root / s / "ann" / A1 for s in ("submitted", "autograded"))
+    )
+    assert status == "ok" and notes == [], notes
+    pairs = similarity(course, A1, tmp_path / "similarity")
+    assert [(p.a, p.b) for p in pairs] == [("ann", "bob")]
+    assert "heavy" in capsys.readouterr().out
