@@ -44,6 +44,7 @@ import threading
 import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
+from types import FrameType
 
 from jupyter_core.utils import ensure_async, run_sync
 from nbformat.notebooknode import NotebookNode
@@ -468,7 +469,9 @@ class SafeFeedback(NbGraderPreprocessor):
         if seconds <= 0 or threading.current_thread() is not threading.main_thread():
             return
 
-        def too_slow(signum: int, frame: object) -> None:
+        def too_slow(signum: int, frame: FrameType | None) -> None:
+            if not converting(frame):  # it ended in time: nbgrader is between notebooks
+                return
             why = f"its feedback took longer than {seconds:g} s (feedback_timeout)"
             outcomes.feedback(student, why)
             raise FeedbackTimeout(why)
@@ -573,6 +576,15 @@ class SafeFeedback(NbGraderPreprocessor):
                         out.data[mime] = self._redact(value)
                 if not out.data:
                     out.data["text/plain"] = ACTIVE_NOTE
+
+
+def converting(frame: FrameType | None) -> bool:
+    """Whether ``frame`` is inside nbconvert's conversion of a notebook."""
+    while frame is not None:
+        if frame.f_code.co_name == "from_notebook_node":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def markdown_depth(text: str) -> int:

@@ -193,6 +193,15 @@ def test_a_notebook_past_its_time_limit_is_stopped_and_named(tmp_path, monkeypat
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
     assert time.monotonic() - start < 4
     assert "mallory" in outcomes.read(tmp_path).feedback
+    # a notebook done in time: its limit going off later, between notebooks, changes nothing
+    try:
+        fast = HTMLExporter(preprocessors=[SafeFeedback(time_limit=0.5)])
+        fast.from_notebook_node(nb, resources={"nbgrader": {"student": "bob"}})
+        time.sleep(1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    assert "bob" not in outcomes.read(tmp_path).feedback
     # without a limit the same conversion ends
     exporter = HTMLExporter(preprocessors=[SafeFeedback(), Slow()])
     exporter.from_notebook_node(nb, resources={"nbgrader": {"student": "alice"}})
