@@ -20,8 +20,8 @@ Two filters, stacked (the kernel applies both, and the stricter answer wins):
   then fails in its own cell, and no code runs where the grader's reading of the notebook
   cannot see it.
 
-The programs are classic BPF, written here without libseccomp; they are built for x86-64, and
-on another architecture they are ``None`` (the sandbox runs without them).
+The programs are classic BPF, written here without libseccomp; they are built for Linux on
+x86-64, and elsewhere they are ``None`` (the kernel runs without them).
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ def _op(code: int, jt: int, jf: int, k: int) -> bytes:
 
 
 def _x86_64() -> bool:
-    return platform.machine() in ("x86_64", "AMD64")
+    """Linux on x86-64: the system call numbers above are its own."""
+    return platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64")
 
 
 def _arch_check() -> list[bytes]:
