@@ -187,8 +187,8 @@ def _compare(ours: Path, theirs: Path, a: str) -> list[str]:
 
 def check_release(course: Course, names: list[str] | None = None) -> list[str]:
     """Problems with exercises/: differences from a fresh generation (the visible checks'
-    values and the learners' wheel included), leaked solution lines, release folders without a
-    source. Writes nothing in the course."""
+    values included; a learners' wheel there must be a fresh build), leaked solution lines,
+    release folders without a source. Writes nothing in the course."""
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "release"
@@ -221,13 +221,12 @@ def check_release(course: Course, names: list[str] | None = None) -> list[str]:
 
 
 def _wheel_problems(course: Course) -> list[str]:
-    """The learners' wheel in exercises/ missing, stale, or beside an old one."""
+    """A learners' wheel in exercises/ that is stale or of another version (``make release``
+    writes it; git does not keep it, so a fresh clone has none until then)."""
+    problems = []
     name = wheel_name()
     path = course.exercises / name
-    if not path.is_file():
-        return [f"{RELEASE}/{name} is missing: run `make release`"]
-    problems = []
-    if path.read_bytes() != wheel_bytes():
+    if path.is_file() and path.read_bytes() != wheel_bytes():
         problems.append(
             f"{RELEASE}/{name} is stale (helpers/ or checks/ changed): run `make release`"
         )

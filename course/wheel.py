@@ -9,7 +9,9 @@ the ranges of ``pyproject.toml``; PyTorch's CPU build is the learner's to instal
 instructor guide says.
 
 The wheel is built here, without a build backend, so that the same sources always give the same
-bytes (sorted entries, fixed times and modes): ``check-release`` compares it with a fresh one.
+bytes (sorted entries, fixed times and modes), from the files git tracks (a file someone has not
+added yet stays out): ``check-release`` compares a wheel in exercises/ with a fresh one. It is a
+build product, not kept in git: ``make release`` writes it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import base64
 import hashlib
 import io
 import re
+import subprocess
 import tomllib
 import zipfile
 from pathlib import Path
@@ -58,16 +61,30 @@ def _requirements(repo: Path) -> list[str]:
     return [found[n] for n in RUNTIME]
 
 
+def _package_files(repo: Path) -> list[str]:
+    """The packages' files, relative to ``repo``: those git tracks, or all outside git."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "-z", "--", *PACKAGES],
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+        return sorted(name for name in listed.split("\0") if name)
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(
+            p.relative_to(repo).as_posix() for pkg in PACKAGES for p in (repo / pkg).rglob("*")
+        )
+
+
 def _sources(repo: Path) -> list[tuple[str, bytes]]:
     """``(path in the wheel, bytes)`` of the packages' files, sorted."""
     files = []
-    for package in PACKAGES:
-        for path in sorted((repo / package).rglob("*")):
-            rel = path.relative_to(repo).as_posix()
-            if not path.is_file() or rel.startswith(LEFT_OUT) or "__pycache__" in rel:
-                continue
-            if path.suffix == ".py" or path.name == "py.typed":
-                files.append((rel, path.read_bytes()))
+    for rel in _package_files(repo):
+        path = repo / rel
+        if not path.is_file() or rel.startswith(LEFT_OUT) or "__pycache__" in rel:
+            continue
+        if path.suffix == ".py" or path.name == "py.typed":
+            files.append((rel, path.read_bytes()))
     return files
 
 

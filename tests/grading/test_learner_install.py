@@ -3,7 +3,8 @@
 The learners' environment is built from scratch in a fresh venv by the very commands that
 exercises.md gives for a laptop (read from the page, so the test runs what the page says), with
 pip as this machine configures it, in a folder outside the repository that holds only what the
-instructor hands out: the released notebooks (``exercises/``) and the wheel. Then, with that
+instructor hands out: the released notebooks (``exercises/``) and the wheel (built as ``make
+release`` builds it). Then, with that
 environment alone:
 
 - through nbclient, each of the six notebooks answered with the solution passes its visible
@@ -22,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -35,6 +35,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from support import REPO
 from support.learner import answered, documented_commands
 from support.submissions import ASSIGNMENTS, exercise
+
+from course.wheel import write_wheel
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LAPTOP = "### On your own computer"
@@ -99,8 +101,7 @@ def learner(tmp_path_factory) -> Path:
     ``afz`` built by exercises.md's commands for a laptop."""
     folder = tmp_path_factory.mktemp("learner")
     assert not folder.resolve().is_relative_to(REPO)
-    for wheel in (REPO / "exercises").glob("*.whl"):
-        shutil.copy(wheel, folder)
+    write_wheel(folder)  # what `make release` writes beside the notebooks
     commands = documented_commands((REPO / "exercises.md").read_text(encoding="utf-8"), LAPTOP)
     assert commands[-1] == "afz/bin/jupyter lab", commands  # started by the test, not here
     started = time.monotonic()
