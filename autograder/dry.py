@@ -50,13 +50,14 @@ def grade(
     *,
     timeout: int = CELL_TIMEOUT,
     jobs: int | None = None,
+    sweep: bool = True,
 ) -> dict[str, Graded]:
     """Grade each of ``notebooks`` (name -> notebook JSON) of the assignment whose source
     notebook is ``source`` (``solutions/<a>/<nb>.ipynb``), ``jobs`` at a time (default: one
-    per CPU core)."""
+    per CPU core); ``sweep=False``: without the contract sweep (``autograder/contracts.py``)."""
     jobs = jobs or os.cpu_count() or 1
     source = Path(source).resolve()
-    refs = replay.expected_checks(source)
+    refs = replay.expected_checks(source, sweep=sweep)
     assignment = source.parent.name
     with tempfile.TemporaryDirectory(prefix="afz-dry-") as tmp:
         staging = Path(tmp) / "path"
@@ -78,6 +79,8 @@ def grade(
         env.pop("CHECKS_MODE", None)
         command = [sys.executable, "-m", "autograder.dry", str(source), str(todo), str(out)]
         command += ["--timeout", str(timeout), "--jobs", str(jobs)]
+        if not sweep:
+            command.append("--no-sweep")
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"dry grading failed:\n{done.stderr[-3000:]}")
@@ -187,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", type=Path, help="JSON: name -> notebook")
     parser.add_argument("out", type=Path)
     parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT)
+    parser.add_argument("--no-sweep", action="store_true", help="without the contract sweep")
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
     import IPython  # noqa: F401 - the kernel forms' last step asks it for a shell (none here)
@@ -198,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here
     source = json.loads(args.source.read_text(encoding="utf-8"))
-    tests = kernel_form.kernel_forms(source)  # what the sandboxed kernel runs
+    tests = kernel_form.kernel_forms(source, sweep=not args.no_sweep)  # what the kernel runs
     notebooks = json.loads(args.notebooks.read_text(encoding="utf-8"))
     results = _run_all(notebooks, tests, args.timeout, max(1, args.jobs))
     args.out.write_text(json.dumps(results), encoding="utf-8")

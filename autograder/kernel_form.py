@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from autograder import regions
+from autograder import contracts, regions
 
 # check -> how many leading positional arguments the kernel keeps (name and value)
 RECORDED = {"close": 2, "equal": 2, "shape": 2, "agree": 2, "true": 2}
@@ -60,9 +60,11 @@ _source = regions.source_of
 _is_test = regions.is_test_cell
 
 
-def kernel_forms(source_nb: dict[str, Any]) -> dict[str, str]:
-    """``{grade_id: kernel form}`` of every test cell of the source notebook ``source_nb``."""
-    return dict(_kernel_forms(json.dumps(source_nb.get("cells", []), sort_keys=True)))
+def kernel_forms(source_nb: dict[str, Any], *, sweep: bool = True) -> dict[str, str]:
+    """``{grade_id: kernel form}`` of every test cell of the source notebook ``source_nb``,
+    its contract sweep included (``autograder/contracts.py``) unless ``sweep=False``."""
+    cells = (contracts.with_sweep(source_nb) if sweep else source_nb).get("cells", [])
+    return dict(_kernel_forms(json.dumps(cells, sort_keys=True)))
 
 
 @lru_cache(maxsize=16)

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder import cells, regions
+from autograder import cells, contracts, regions
 from autograder.fingerprint import fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +55,10 @@ def cpu_kind() -> str:
     return " ".join(offered + settings)
 
 
-def _fingerprint(source: Path, visible_only: bool) -> str:
+def _fingerprint(source: Path, visible_only: bool, sweep: bool = True) -> str:
     """The cache key of ``source``'s values: the notebook, the grader's code, this format,
     the Python version and the CPU's kind (``autograder.fingerprint``)."""
-    kind = f"replay {FORMAT}:{visible_only}:{sys.version_info[:2]}:{cpu_kind()}"
+    kind = f"replay {FORMAT}:{visible_only}:{sweep}:{sys.version_info[:2]}:{cpu_kind()}"
     return fingerprint(kind, files=[source])
 
 
@@ -67,18 +67,21 @@ def cache_dir() -> Path:
     return cache / "attention-from-zero" / "replay"
 
 
-def expected_checks(source: Path, *, visible_only: bool = False) -> dict[str, list[dict]]:
-    """``{grade_id: [check, ...]}`` for the notebook ``source`` (cached)."""
+def expected_checks(
+    source: Path, *, visible_only: bool = False, sweep: bool = True
+) -> dict[str, list[dict]]:
+    """``{grade_id: [check, ...]}`` for the notebook ``source`` (cached); ``sweep=False``: without
+    the contract sweep (``autograder/contracts.py``), for the tests that show what it adds."""
     source = Path(source).resolve()
     if not source.is_file():
         raise ReplayError(f"no source notebook {source}: the grader needs it to judge the tests")
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{source.stem}-{_fingerprint(source, visible_only)}.json"
+    target = folder / f"{source.stem}-{_fingerprint(source, visible_only, sweep)}.json"
     with open(folder / f"{source.stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two graders replaying the same notebook wait
         if not target.exists():
-            _replay_to(source, target, visible_only)
+            _replay_to(source, target, visible_only, sweep)
     return _by_test(json.loads(target.read_text(encoding="utf-8"))["checks"])
 
 
@@ -89,11 +92,13 @@ def _by_test(checks: list[dict]) -> dict[str, list[dict]]:
     return tests
 
 
-def _replay_to(source: Path, target: Path, visible_only: bool) -> None:
+def _replay_to(source: Path, target: Path, visible_only: bool, sweep: bool = True) -> None:
     command = [sys.executable, "-m", "autograder.replay", str(source.resolve())]
     command += ["--out", str(Path(target).resolve())]
     if visible_only:
         command.append("--visible")
+    if not sweep:
+        command.append("--no-sweep")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     env.pop("CHECKS_MODE", None)
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -113,7 +118,7 @@ def _python(source: str) -> str:
     return source
 
 
-def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
+def replay(source: Path, *, visible_only: bool = False, sweep: bool = True) -> list[dict[str, Any]]:
     """Run the notebook here and return its checks (call in a fresh process)."""
     import nbformat
 
@@ -121,6 +126,8 @@ def replay(source: Path, *, visible_only: bool = False) -> list[dict[str, Any]]:
     from checks.compare import judge
 
     nb = nbformat.read(source, as_version=4)
+    if sweep:
+        nb = nbformat.from_dict(contracts.with_sweep(nb))
     namespace = cells.new_namespace()
     collected: list[dict[str, Any]] = []
     for index, cell in enumerate(nb.cells):
@@ -162,12 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook", type=Path, help="a source notebook")
     parser.add_argument("--visible", action="store_true", help="visible tests only")
+    parser.add_argument("--no-sweep", action="store_true", help="without the contract sweep")
     parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     source = args.notebook.resolve()
     os.chdir(source.parent)
     try:
-        checks = replay(source, visible_only=args.visible)
+        checks = replay(source, visible_only=args.visible, sweep=not args.no_sweep)
     except ReplayError as err:
         print(err, file=sys.stderr)
         return 1

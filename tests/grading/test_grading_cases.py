@@ -49,3 +49,21 @@ def test_every_graded_test_checks_values_not_only_dtypes_and_shapes(assignment):
     refs = replay.expected_checks(grading_cases.source(assignment))
     only_form = [g for g, rs in refs.items() if not any(checks_values(r) for r in rs)]
     assert only_form == [], f"{assignment}: test cells that check only dtypes or shapes"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_the_contract_sweep_catches_what_the_tests_miss(assignment):
+    """Each mistake of ``SWEPT`` keeps full marks when graded without the contract sweep (the
+    test above shows that it loses points with it): the clause catches what the exercise's
+    tests alone miss."""
+    from autograder import dry
+
+    nbs, _ = grading_cases.notebooks(assignment)
+    swept = {
+        f"mistake: {case[0]}": nbs[f"mistake: {case[0]}"]
+        for case in grading_cases.SWEPT[assignment]
+    }
+    assert swept, f"{assignment}: no mistake for the contract sweep"
+    graded = dry.grade(grading_cases.source(assignment), swept, sweep=False)
+    missed = {n: r.failed() for n, r in graded.items() if r.score < r.max_score}
+    assert missed == {}, f"{assignment}: already caught without the sweep"

@@ -162,6 +162,35 @@ _SOFTMAX_COPY = """def softmax(x, axis=-1):
     return y
 """
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py): one per clause.
+SWEPT = [
+    (
+        "backward: the masked weights zeroed again in place after the softmax (backward fails)",
+        "    weights = torch.softmax(scores, dim=-1)\n",
+        "    weights = torch.softmax(scores, dim=-1)\n"
+        "    if mask is not None:\n"
+        "        weights.masked_fill_(~mask, 0.0)\n",
+    ),
+    (
+        "dtypes: softmax computes in float32 whatever the input (float64 comes back float32)",
+        "    x = np.asarray(x)\n",
+        "    x = np.asarray(x, dtype=np.float32)\n",
+    ),
+    (
+        "sizes: the causal mask cut from one built once for 512 positions",
+        "    return torch.ones(size, size, dtype=torch.bool).tril()",
+        "    return _TABLE[:size, :size]\n\n\n"
+        "_TABLE = torch.ones(512, 512, dtype=torch.bool).tril()",
+    ),
+    (
+        "call order: one cached causal mask per size, returned again (and changed by its caller)",
+        "    return torch.ones(size, size, dtype=torch.bool).tril()",
+        "    if size not in _CACHE:\n"
+        "        _CACHE[size] = torch.ones(size, size, dtype=torch.bool).tril()\n"
+        "    return _CACHE[size]\n\n\n_CACHE = {}",
+    ),
+]
+
 ALTERNATIVES = [
     (
         "einsum, np.max/np.sum, torch.where with finfo.min and a hand-written softmax",

@@ -123,6 +123,33 @@ MISTAKES = [
     ),
 ]
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py): one per clause.
+SWEPT = [
+    (
+        "backward: split_heads transposes its reshaped view in place (transpose_)",
+        "    return x.reshape(batch, seq, num_heads, d_model // num_heads).transpose(1, 2)",
+        "    out = x.reshape(batch, seq, num_heads, d_model // num_heads)\n"
+        "    out.transpose_(1, 2)\n"
+        "    return out",
+    ),
+    (
+        "dtypes: split_heads computes in float32 and converts back (float64 loses precision)",
+        "    return x.reshape(batch, seq, num_heads, d_model // num_heads).transpose(1, 2)",
+        "    heads = x.float().reshape(batch, seq, num_heads, d_model // num_heads)\n"
+        "    return heads.transpose(1, 2).to(x.dtype)",
+    ),
+    (
+        "call order: projected keys and values reused when the next key has the same shape",
+        "        k = split_heads(self.k_proj(key), self.num_heads)\n"
+        "        v = split_heads(self.v_proj(value), self.num_heads)",
+        "        if getattr(self, '_kv_shape', None) != key.shape:\n"
+        "            k = split_heads(self.k_proj(key), self.num_heads)\n"
+        "            self._kv = (k, split_heads(self.v_proj(value), self.num_heads))\n"
+        "            self._kv_shape = key.shape\n"
+        "        k, v = self._kv",
+    ),
+]
+
 ALTERNATIVES = [
     (
         "chunk/stack and unbind/cat, other attribute names, a loop over the projections",

@@ -130,6 +130,44 @@ MISTAKES = [
     ),
 ]
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py): one per clause.
+SWEPT = [
+    (
+        "backward: the embedding built with padding_idx=0 (token 0's row never learns)",
+        "        self.token = nn.Embedding(vocab_size, d_model)",
+        "        self.token = nn.Embedding(vocab_size, d_model, padding_idx=0)",
+    ),
+    (
+        "sizes: positional_encoding builds a table of 512 positions and cuts it",
+        [
+            (
+                "    position = torch.arange(max_len, dtype=torch.float32)[:, None]",
+                "    wanted, max_len = max_len, 512\n"
+                "    position = torch.arange(max_len, dtype=torch.float32)[:, None]",
+            ),
+            (
+                "    pe[:, 1::2] = torch.cos(angles)\n    return pe",
+                "    pe[:, 1::2] = torch.cos(angles)\n    return pe[:wanted]",
+            ),
+        ],
+    ),
+    (
+        "call order: the table cached at the first call of positional_encoding, and returned",
+        [
+            (
+                "    pe = torch.zeros(max_len, d_model)\n",
+                "    if (max_len, d_model) in _TABLES:\n"
+                "        return _TABLES[(max_len, d_model)]\n"
+                "    pe = _TABLES[(max_len, d_model)] = torch.zeros(max_len, d_model)\n",
+            ),
+            (
+                "    pe[:, 1::2] = torch.cos(angles)\n    return pe",
+                "    pe[:, 1::2] = torch.cos(angles)\n    return pe\n\n\n_TABLES = {}",
+            ),
+        ],
+    ),
+]
+
 ALTERNATIVES = [
     (
         "exp/log frequencies, stack-and-reshape interleaving, (1, max_len, d) buffer, block_diag",

@@ -147,6 +147,21 @@ MISTAKES = [
     ),
 ]
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py): one per clause.
+SWEPT = [
+    (
+        "backward: AddNorm adds the residual into the sublayer's output in place (y += x)",
+        "        return self.norm(x + self.dropout(sublayer(x)))",
+        "        y = self.dropout(sublayer(x))\n        y += x\n        return self.norm(y)",
+    ),
+    (
+        "training: dropout applied in place to the ReLU's output (backward fails in training)",
+        "        return self.linear2(self.dropout(F.relu(self.linear1(x))))",
+        "        h = F.relu(self.linear1(x))\n"
+        "        return self.linear2(F.dropout(h, self.dropout.p, self.training, inplace=True))",
+    ),
+]
+
 ALTERNATIVES = [
     (
         "dropout before the ReLU (same distribution), branches in AddNorm, deep-copied layers",

@@ -221,6 +221,30 @@ class Decoder(nn.Module):
         return self.norm(out)
 '''
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py): one per clause.
+SWEPT = [
+    (
+        "backward: the decoder stack detaches the memory (the encoder would never learn)",
+        "        for layer in self.layers:\n            x = layer(x, memory, src_mask, tgt_mask)",
+        "        memory = memory.detach()\n"
+        "        for layer in self.layers:\n            x = layer(x, memory, src_mask, tgt_mask)",
+    ),
+    (
+        "sizes: the causal part cut from a mask built once for 512 positions",
+        [
+            (
+                "    causal = torch.ones(t_len, t_len, dtype=torch.bool).tril()",
+                "    causal = _CAUSAL[:t_len, :t_len]",
+            ),
+            (
+                "    return src_mask, tgt_mask",
+                "    return src_mask, tgt_mask\n\n\n"
+                "_CAUSAL = torch.ones(512, 512, dtype=torch.bool).tril()",
+            ),
+        ],
+    ),
+]
+
 ALTERNATIVES = [
     (
         "masks from positions, torch.where and logical_and",

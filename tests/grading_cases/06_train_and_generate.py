@@ -284,6 +284,22 @@ GREEDY_BUFFER = '''def greedy_decode(model, src, max_len, bos_id=1, eos_id=2, pa
         model.train(was_training)
 '''
 
+# Mistakes that only the contract sweep catches (autograder/contracts.py).
+SWEPT = [
+    (
+        "sizes: the positional encoding made for 512 positions whatever max_len says",
+        "        self.positional = PositionalEncoding(d_model, max_len, dropout)",
+        "        self.positional = PositionalEncoding(d_model, 512, dropout)",
+    ),
+    (
+        "dtypes: zero steps of greedy decoding return a float tensor",
+        "    was_training = model.training\n",
+        "    if max_len == 0:\n"
+        "        return torch.zeros(src.size(0), 0)\n"
+        "    was_training = model.training\n",
+    ),
+]
+
 ALTERNATIVES = [
     (
         "model with other attribute names, a positional encoding per side, einsum output",

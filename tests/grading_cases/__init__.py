@@ -7,6 +7,11 @@ several edits: each ``old`` must occur exactly once in the cell *sources* of
 ``solutions/<assignment>/<notebook>.ipynb`` (as the notebook's JSON decodes them, inside a
 ``### BEGIN SOLUTION`` region) and is replaced by ``new``. Every mistake must lose points.
 
+``SWEPT`` holds mistakes of the same form that only the contract sweep catches
+(``autograder/contracts.py``: backward, dtypes, sizes, call order), one per clause where a
+realistic one exists; they count among the mistakes, and graded without the sweep they keep
+full marks (``tests/grading/test_grading_cases.py``).
+
 ``ALTERNATIVES`` holds ``(name, {grade_id: source})``: correct solutions written differently
 from the reference; each replaces the whole source of the named solution cells. Every
 alternative must keep full marks.
@@ -38,7 +43,9 @@ def _load(path: Path):
 
 
 _MODULES = {p.stem: _load(p) for p in sorted(HERE.glob("[0-9]*.py"))}
-MISTAKES: dict[str, list[tuple]] = {a: list(m.MISTAKES) for a, m in _MODULES.items()}
+# the mistakes that only the contract sweep catches (autograder/contracts.py), one per clause
+SWEPT: dict[str, list[tuple]] = {a: list(getattr(m, "SWEPT", [])) for a, m in _MODULES.items()}
+MISTAKES: dict[str, list[tuple]] = {a: [*m.MISTAKES, *SWEPT[a]] for a, m in _MODULES.items()}
 ALTERNATIVES: dict[str, list[tuple[str, dict[str, str]]]] = {
     a: list(getattr(m, "ALTERNATIVES", [])) for a, m in _MODULES.items()
 }
