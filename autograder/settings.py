@@ -136,14 +136,17 @@ DESCRIPTIONS = {
     "kernel_cpu_seconds": "CPU seconds each process of a grading kernel may use",
     "kernel_cpu_cores": "CPU cores a grading kernel may keep busy (0: no quota)",
     "kernel_disk_mb": "MiB a kernel may write to its home and to /tmp, each",
-    "output_mb": "MiB of output one notebook may print; the rest is dropped",
+    "output_mb": (
+        "MiB of output one notebook may print (widget and comm messages included); the rest "
+        "is dropped, the tests' results are kept"
+    ),
     "sandbox": "grade in the OS sandbox (false is --no-sandbox: unsafe)",
     "grader_memory_mb": "MiB for one nbgrader command's own processes (not its kernel)",
     "warm_nbgrader": "start nbgrader commands from a warm server (false: a fresh interpreter)",
     "max_notebook_mb": "MB of one file collect extracts at most",
     "collect_memory_mb": "MiB that reading one notebook at collect may take",
     "collect_timeout": "seconds that reading one notebook at collect may take",
-    "feedback_timeout": "seconds the feedback of one submission may take",
+    "feedback_timeout": ("seconds the feedback of one notebook may take, inside the class's run"),
     "feedback_shows_hidden": "feedback shows the hidden tests' code (after the deadline)",
     "gradebook_url": "the gradebook's database URL (default: gradebook.db in the course root)",
 }

@@ -70,15 +70,16 @@ def learners_of(course: Course, roster: Path | None) -> list[Learner]:
 
 
 def scores(course: Course, assignment: str) -> tuple[dict[str, float | None], float]:
-    """{student: score, None without a submission} of ``assignment``, and its max score
-    (``reports.score_table``: a submission graded with an error scores 0)."""
+    """{student: score, None without a submission or not graded yet} of ``assignment``, and
+    its max score (``reports.score_table``: a submission graded with an error scores 0)."""
     from course.reports import score_table
 
     out: dict[str, float | None] = {}
     top = 0.0
     for student, a, score, max_score, outcome, _, _ in score_table(course):
         if a == assignment:
-            out[student] = None if outcome == "no submission" else float(score)
+            ungraded = outcome in ("no submission", "not graded yet")
+            out[student] = None if ungraded else float(score)
             top = float(max_score)
     return out, top
 

@@ -109,17 +109,27 @@ def _load_json(path: Path, default: list) -> list:
 def score_table(course: Course) -> list[list]:
     """One row per (student, assignment) of the gradebook: student, assignment, score, max
     score, outcome and status (from reports/autograde.json), notes; a submission graded with
-    an error scores 0, a student without a submission gets the outcome "no submission"."""
+    an error scores 0, a student without a submission gets the outcome "no submission", and
+    one whose notebook is in submitted/ but was never graded "not graded yet"."""
+    from course import freshness
     from course.gradebook import every_score
 
     status = {
         (r["assignment"], r["student"]): r
         for r in _load_json(course.reports / "autograde.json", [])
     }
+    every = list(every_score(course.gradebook_url))
+    collected: dict[str, dict[str, str]] = {}
+    for a in {row[1] for row in every}:
+        scored = {s for s, b, score, _ in every if b == a and score is not None}
+        collected[a] = freshness.states(course, a, scored)
     rows = []
-    for student, a, score, max_score in every_score(course.gradebook_url):
+    for student, a, score, max_score in every:
         r = status.get((a, student))
-        if score is None:
+        waiting = collected.get(a, {}).get(student)
+        if score is None and waiting:  # in submitted/, not graded yet: not "missing"
+            score, state, outcome = 0.0, waiting, "not graded yet"
+        elif score is None:
             score, state, outcome = 0.0, "no submission", "no submission"
         else:
             state = r["status"] if r else "ok"

@@ -49,3 +49,24 @@ def test_each_submission_is_graded_stale_or_waiting(tmp_path):
     stamp = (graded_by_hand / "attention.ipynb").stat().st_mtime + 5
     os.utime(later, (stamp, stamp))
     assert states(course, A1, scored={"dee"})["dee"] == STALE
+
+
+def test_the_score_table_says_not_graded_yet_for_a_collected_notebook(tmp_path):
+    """A learner whose notebook is in submitted/ but was never graded is "not graded yet" in
+    grades.csv and the LMS exports, never "no submission" (nor a 0 under --missing zero)."""
+    from course import gradebook
+    from course.lms_grades import scores
+    from course.reports import score_table
+
+    course = course_with(tmp_path, ["ann", "eve"])
+    graded(course.root, {"ann": 3.0})
+    with gradebook.open_gradebook(course.gradebook_url) as gb:
+        gb.update_or_create_student("eve")  # on the roster, collected, not graded
+        gb.update_or_create_student("zed")  # on the roster, nothing collected
+        gb.db.commit()
+    rows = {r[0]: r for r in score_table(course)}
+    assert rows["ann"][4] == "graded" and rows["ann"][2] == 3.0
+    assert rows["eve"][4] == "not graded yet" and rows["eve"][5] == NOT_GRADED
+    assert rows["zed"][4] == "no submission"
+    got, _ = scores(course, A1)
+    assert got == {"ann": 3.0, "eve": None, "zed": None}
