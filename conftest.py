@@ -25,8 +25,8 @@ from autograder.replay import KERNEL_SETTINGS  # noqa: E402
 NOT_NBVAL = {"exercises", "solutions"}
 
 # Chapter cells whose metadata says "nbval-tolerance": {"abs": ..., "rel": ...} compare their
-# numbers within that tolerance (tools/nbval_tolerance.py, a pytest plugin). --cpu-by-file=DIR counts each test
-# file's CPU seconds with every process it starts (tools/cpu_by_file.py).
+# numbers within that tolerance (tools/nbval_tolerance.py, a pytest plugin). --cpu-by-file=DIR
+# counts each test file's CPU seconds with every process it starts (tools/cpu_by_file.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 pytest_plugins = ["nbval_tolerance", "cpu_by_file"]
 
