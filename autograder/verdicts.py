@@ -48,10 +48,11 @@ def judge_test(
     ``refused``: why the grader's reading of the learner's code refuses this test (a write into
     a module or the kernel's shell before it, or in the code it calls): its message replaces
     the learner's own, which such code could have filled with anything; ``static``: a
-    forbidden call that reading found in the code this test reaches (``autograder/scan.py``).
-    Each fails the test, and so does a cell that raised. ``quiet``: where the notebook reads
-    the kernel's internals (frames, IPython's history): then what its code raised is named by
-    its type only, since its message could carry what that code read (a test's code).
+    forbidden call that reading found in the code this test reaches (``autograder/scan.py``),
+    named before anything the checks found. Each fails the test, and so does a cell that
+    raised. ``quiet``: where the notebook reads the kernel's internals (frames, IPython's
+    history): then what its code raised is named by its type only, since its message could
+    carry what that code read (a test's code).
     """
     if not refs:
         return Verdict(False, f"{grade_id}: the grader has no checks for this test cell.")
@@ -63,6 +64,8 @@ def judge_test(
         )
     if refused:
         return Verdict(False, refused, "ForbiddenCallError")
+    if static:  # a forbidden call is named first, whatever else the checks found
+        return Verdict(False, static, "ForbiddenCallError")
     found: dict[str, list[Any]] = {}
     error = ename = None
     for out in outputs:
@@ -122,8 +125,6 @@ def judge_test(
             f"The test raised after its checks were recorded: {error.strip()[:MAX_ERROR]}",
             ename or "Error",
         )
-    if static:
-        return Verdict(False, static, "ForbiddenCallError")
     return Verdict(True, f"{grade_id}: all {len(refs)} checks passed")
 
 

@@ -8,23 +8,32 @@ test_nbgrader.py; the notebooks: tests/support/submissions.py.)
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import grading_cases as CASES
 import psutil
 import pytest
 from support import REPO
+from support.bound_adversaries import PROCESSES, TERMINAL, bounds_adversaries
 from support.submissions import (
     A1,
     FAKE_CHECKS,
+    HONEST_HABITS,
     MISTAKES,
     adversaries,
+    honest_habits,
     make_root,
+    reach_probe,
     read,
     source,
     submit,
 )
 
+from autograder import regions
+from autograder.kernel_form import kernel_forms
+from autograder.pieces import absent_modules
 from course.autograde import autograde
 from course.config import Course, load_settings
 from course.reports import feedback
@@ -37,16 +46,17 @@ def adversarial_class(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("adversarial_class"))
     for student, (nb, _) in adversaries().items():
         submit(root, student, A1, nb)
+    for student, (nb, _) in honest_habits().items():
+        submit(root, student, A1, nb)
+    submit(root, "reach", A1, reach_probe())
+    for student, (nb, _) in bounds_adversaries().items():
+        submit(root, student, A1, nb)
     fake = root / "submitted" / "fakepkg" / A1 / "helpers"  # beside the notebook, as a zip may
     fake.mkdir()
     (fake / "__init__.py").write_text("")
     (fake / "fixtures.py").write_text("from numpy.random import default_rng as rng\n")
     (fake / "checks.py").write_text(FAKE_CHECKS)
     (fake / "grading.py").write_text("def assert_close(*a, **k):\n    pass\n")
-    forger = root / "submitted" / "forger" / A1  # learners get this file with the exercise
-    (forger / "expected_visible.json").write_bytes(
-        (REPO / "exercises" / A1 / "expected_visible.json").read_bytes()
-    )
     # Short limits keep the class quick: the loop's cell stops after 20 s, and the bomb's
     # MemoryError comes after one GiB filled, not three (which a busy 2-core machine took more
     # than 20 s to fill: interrupted first, the bomb was then graded as a time-out).
@@ -109,17 +119,23 @@ def test_invalid_json_in_submitted_is_an_error_not_a_crash(adversarial_class):
 
 
 def test_calling_reference_or_builtin_loses_points(adversarial_class):
+    """Only the tests whose code reaches the call lose their points, and the instructor's
+    summary names the call (the verdict names the cell and the line too)."""
     adv = adversarial_class[1]
-    for student, lost in (
-        ("reference", 9),
-        ("builtin", 11),
-        ("builtin_map", 11),
-        ("builtin_unset", 22),  # sys.setprofile: the grader's reading fails every test
-        ("ops_softmax", 11),  # torch.ops: the grader's reading of the source sees it
+    for student, lost, named in (
+        ("reference", 9, "helpers.attention"),
+        ("builtin", 11, "torch.softmax"),
+        ("builtin_map", 11, "torch.softmax"),
+        ("builtin_unset", 11, "sys.setprofile"),  # around torch.softmax, in softmax
+        ("ops_softmax", 11, "torch.ops.aten._softmax"),  # the reading knows private spellings
     ):
         r = adv[student]
         assert r.score == r.max_score - lost, (student, r)
-        assert any("reference/built-in" in n for n in r.notes), (student, r)
+        assert any(named in n for n in r.notes), (student, r)
+    # a global str that says "torch.bool" does not fool the test: it calls the real str
+    root = adversarial_class[0]
+    assert adv["str_rebound"].score == 22 - 2, adv["str_rebound"]
+    assert "the dtype of causal_mask(4)" in verdict_text(root, "str_rebound")
 
 
 def test_patching_libraries_and_checks_does_not_help(adversarial_class):
@@ -136,11 +152,12 @@ def test_in_process_tricks_on_an_untouched_exercise_score_zero(adversarial_class
     assert r.status == "ok" and r.score == 0, r
 
 
-def verdict_text(root: Path, student: str) -> str:
+def verdict_text(root: Path, student: str, tests_only: bool = False) -> str:
     nb = read(root / "autograded" / student / A1 / source(A1).name)
     return "\n".join(
         str(o.get("evalue", "")) + "".join(o.get("text", ""))
         for c in nb["cells"]
+        if not tests_only or regions.is_test_cell(c)
         for o in c.get("outputs", [])
     )
 
@@ -153,9 +170,11 @@ def test_the_kernel_holds_no_answers(adversarial_class):
     assert r.status == "ok" and r.score == 22 - 11, r
     text = verdict_text(root, "answers_by_name")
     assert "name '_plain_softmax' is not defined" in text, text
-    r = adv["answers_by_frame"]
-    assert r.status == "ok" and r.score == 0, r
-    assert "sys._getframe" in verdict_text(root, "answers_by_frame")
+    r = adv["answers_by_frame"]  # looking around is a note: it finds no answer
+    assert r.status == "ok" and r.score == 22 - 11, r
+    text = verdict_text(root, "answers_by_frame", tests_only=True)  # by its type only
+    assert "(its message is not shown" in text and "_plain_softmax" not in text, text
+    assert any("sys._getframe" in n and "code cell" in n for n in r.notes), r
 
 
 def test_the_monitor_switched_off_changes_nothing(adversarial_class):
@@ -215,7 +234,7 @@ def test_correct_solutions_written_differently_keep_full_marks(adversarial_class
 
 def test_grader_and_reference_are_absent_from_the_kernel(adversarial_class):
     root, adv = adversarial_class
-    assert adv["probe"].score == 0  # importlib reaches into the interpreter: every test fails
+    assert adv["probe"].score == 22  # looking for the grader finds nothing, and costs nothing
     nb = read(root / "autograded" / "probe" / A1 / source(A1).name)
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "autograder: None" in text and "grading: None" in text, text
@@ -229,3 +248,250 @@ def test_feedback_shows_the_verdict_not_the_hidden_tests(adversarial_class):
     assert "row sums of softmax(scores)" in html  # the first failing check, with its hint
     assert "did you sum over axis 0" in html
     assert "BEGIN HIDDEN TESTS" not in html and "cube = rng(1)" not in html
+
+
+# ---------------------------------------------------------------------------------------
+# Neither too trusting nor too suspicious: the reading walked around, honest habits, and
+# nothing secret within the kernel's reach
+# ---------------------------------------------------------------------------------------
+def test_the_reading_walked_around_still_loses_the_points(adversarial_class):
+    """Code in a computed string is a note for the instructor, and the in-kernel monitor still
+    sees the call; names bound by ``:=`` or ``match`` are read; a write into torch under a
+    computed name costs every later test."""
+    adv = adversarial_class[1]
+    for student, score in (
+        ("exec_softmax", 22 - 11),
+        # bound again in a cell the release puts after test_softmax: the later tests that
+        # call softmax (attention_numpy, dtypes) lose their points
+        ("walrus_softmax", 22 - 7),
+        ("match_softmax", 22 - 7),
+        ("setattr_torch", 0),
+    ):
+        r = adv[student]
+        assert r.status == "ok" and r.score == score, (student, r)
+    assert any("exec(...)" in n and "cannot see" in n for n in adv["exec_softmax"].notes)
+    assert any("setattr(torch, ...)" in n for n in adv["setattr_torch"].notes)
+
+
+@pytest.mark.parametrize("student", sorted(HONEST_HABITS))
+def test_an_honest_habit_keeps_full_marks(adversarial_class, student):
+    """Each: the honest learner's notebook plus one habit that is not a forbidden call. What
+    the reading notes (it looks around the kernel, say) costs nothing."""
+    r = adversarial_class[1][student]
+    assert r.status == "ok" and r.score == r.max_score == 22, (HONEST_HABITS[student][0], r)
+    assert not any("refused" in n for n in r.notes), r
+
+
+def _reach(root: Path) -> dict:
+    nb = read(root / "autograded" / "reach" / A1 / source(A1).name)
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            text = "".join(o.get("text", ""))
+            if text.startswith("REACH "):
+                return json.loads(text[len("REACH ") :])
+    raise AssertionError("the probe printed nothing")
+
+
+def test_nothing_secret_is_within_the_kernels_reach(adversarial_class):
+    """A probe reads every file the grading kernel can open (the system and the Python
+    installation aside), every process's command line, environment and mounts, and every cell
+    the kernel is sent. None holds a hidden test, a solution line of the assignment or an
+    expected value; each cell it is sent is the learner's own or one test cell's answer-free
+    kernel form, sent as that cell runs."""
+    root, _ = adversarial_class
+    found = _reach(root)
+    source_nb = read(source(A1))
+    forms = set(kernel_forms(source_nb).values())
+    theirs = {
+        "".join(c["source"])
+        for c in read(root / "submitted" / "reach" / A1 / source(A1).name)["cells"]
+    }
+    for cell in found["cells"]:
+        assert cell in forms or cell in theirs or cell.strip() in {t.strip() for t in theirs}, cell[
+            :300
+        ]
+    # the public course packages hold some of the same lines (the chapters teach them); the
+    # sandbox's copy of helpers lacks this assignment's pieces
+    public = " ".join(
+        regions.normalize(line)
+        for folder in ("checks", "helpers")
+        for path in (REPO / folder).rglob("*.py")
+        if path.parent.name != "pictures" and path.stem not in absent_modules(A1)
+        for line in path.read_text().splitlines()
+    )
+    secret = [s for s in regions.secret_lines(source_nb) if s not in public]
+    expected = set(re.findall(r"\d\.\d{6,}", json.dumps(source_nb)))  # the visible values
+    assert len(secret) > 100 and len(expected) >= 3
+    texts = {**found["files"], **{f"env {k}": v for k, v in found["environ"].items()}}
+    assert not [p for p in texts if p.endswith((".ipynb", "expected_visible.json"))]
+    for where, text in texts.items():
+        flat = regions.normalize(text or "")
+        leaked = [s for s in secret if s in flat] + [e for e in expected if e in flat]
+        assert not leaked, (where, leaked[:3])
+    # once a test cell has run, the kernel's history keeps nothing of its kernel form (the
+    # learner's own cells stay; the probe is the solution, so solution lines are its own)
+    hidden = {
+        line
+        for cell in source_nb["cells"]
+        if regions.is_test_cell(cell)
+        for region in regions.split("".join(cell["source"]))[0]
+        for line in region
+        if line in secret
+    }
+    assert len(hidden) > 20
+    theirs_flat = regions.normalize(" ".join(theirs))
+    kept = found["kept"]
+    places = [("In", t) for t in kept["In"]] + list(kept["names"].items())
+    places += [("linecache", t) for t in kept["linecache"]]
+    for where, text in places:
+        flat = regions.normalize(text)
+        assert not [h for h in hidden if h in flat and h not in theirs_flat], (where, text[:300])
+
+
+# ---------------------------------------------------------------------------------------
+# Bounds: the output cap and the tests' own results, widgets, what a feedback page draws,
+# the instructor's logs, the kernel's system calls and processes, what the sandbox shows of
+# the grader's machine (the notebooks: tests/support/bound_adversaries.py)
+# ---------------------------------------------------------------------------------------
+def autograded_notebook(root: Path, student: str) -> Path:
+    return root / "autograded" / student / A1 / source(A1).name
+
+
+def feedback_page(root: Path, student: str) -> str:
+    return (root / "feedback" / student / A1 / "attention.html").read_text(encoding="utf-8")
+
+
+def cell_with(nb: dict, code: str) -> dict:
+    """The one cell of ``nb`` whose source is ``code``."""
+    (cell,) = [c for c in nb["cells"] if "".join(c["source"]).strip() == code.strip()]
+    return cell
+
+
+@pytest.fixture(scope="session")
+def bounds_feedback(adversarial_class):
+    """The class's feedback, by the instructor's command: (submissions without a page,
+    seconds)."""
+    import time
+
+    root, _ = adversarial_class
+    start = time.monotonic()
+    failed = feedback([A1], Course(root))
+    return failed, time.monotonic() - start
+
+
+def test_an_honest_notebook_printing_past_the_cap_keeps_full_marks_and_is_told(
+    adversarial_class, bounds_feedback
+):
+    """A debugging loop and prints in the tested function pass the output cap: the tests'
+    records are kept apart (full marks), and the summary, the autograded notebook and the
+    learner's feedback say that the cap was reached."""
+    root, adv = adversarial_class
+    r = adv["capped_printer"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    assert any("printed more than the output limit (output_mb = 8" in n for n in r.notes), r
+    path = autograded_notebook(root, "capped_printer")
+    first = "".join(read(path)["cells"][0]["source"])
+    assert first.startswith("**Grader's note.** Your notebook printed more than"), first
+    assert path.stat().st_size < 9 << 20
+    assert "printed more than the grader keeps" in feedback_page(root, "capped_printer")
+    assert not any("output limit" in n for n in adv["good"].notes)
+
+
+def test_check_records_have_a_bound_of_their_own(adversarial_class):
+    """Records published by the tested code itself cannot carry output past the cap: past
+    the test cell's own bound the test fails, and only that test (padding_mask's)."""
+    root, adv = adversarial_class
+    r = adv["record_flooder"]
+    assert r.status == "ok" and r.score == 22 - 2, r
+    assert "more than 200 check records" in verdict_text(root, "record_flooder")
+    assert autograded_notebook(root, "record_flooder").stat().st_size < 9 << 20
+
+
+def test_widget_messages_count_against_the_cap_and_no_widget_state_is_kept(adversarial_class):
+    """Comm and widget messages (an output widget, a text widget's updates, a raw comm) count
+    against the cap; the autograded notebook keeps no widget state (not even the submitted
+    one) and no widget view; the honest work keeps full marks."""
+    root, adv = adversarial_class
+    r = adv["widget_flooder"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    assert any("printed more than the output limit" in n for n in r.notes), r
+    path = autograded_notebook(root, "widget_flooder")
+    nb = read(path)
+    assert "widgets" not in nb["metadata"], list(nb["metadata"])
+    kept = {k for c in nb["cells"] for o in c.get("outputs", []) for k in o.get("data", {})}
+    assert not [k for k in kept if "widget" in k], kept
+    assert path.stat().st_size < 9 << 20
+
+
+def test_feedback_draws_a_learners_markdown_and_raw_cells_within_bounds(
+    adversarial_class, bounds_feedback
+):
+    """Markdown that nbconvert draws in quadratic time is shown as text, cut with a note; a raw
+    cell's HTML is shown as text (no fake score panel, no live link); every learner of the
+    class has a page."""
+    root, _ = adversarial_class
+    failed, seconds = bounds_feedback
+    assert failed == [], failed
+    print(f"the class's feedback took {seconds:.0f} s")
+    bomber = feedback_page(root, "markdown_bomber")
+    assert bomber.count("more characters not shown in feedback") >= 3
+    assert len(bomber) < 1 << 20  # the lists drawn in full made a 2.4 MB page
+    raw = feedback_page(root, "raw_panel")
+    assert '<a href="https://appeal' not in raw and '<div style="position:fixed' not in raw
+    assert "&lt;h1&gt;Score: 22 / 22&lt;/h1&gt;" in raw
+
+
+def test_the_kernels_terminal_escapes_reach_the_instructors_log_as_text(adversarial_class):
+    root, adv = adversarial_class
+    assert adv["terminal_escapes"].score == 22
+    log = (root / "reports" / "logs" / A1 / "terminal_escapes.log").read_text(encoding="utf-8")
+    assert "FAKE: every test passed" in log  # the kernel's own stderr reached the log
+    for raw in ("\x1b", "\x07", "\r", "\u202e"):
+        assert raw not in log, repr(raw)
+    assert ascii(TERMINAL[:12])[1:-1] in log  # as escapes: \x1b]0;owned\x07
+
+
+def test_the_kernel_is_denied_what_it_never_needs_and_sees_no_folder_of_the_grader(
+    adversarial_class,
+):
+    """io_uring, the kernel log, the clocks, I/O ports, another process's file descriptors, a
+    process of its own through the C library...: denied; the honest work keeps full marks.
+    /proc/self/mountinfo names no folder of the grader's disk but the system's and the
+    Python installation's (no staging folder, no course folder)."""
+    from autograder import sandbox
+
+    root, adv = adversarial_class
+    r = adv["kernel_interfaces"]
+    assert r.status == "ok" and r.score == 22, r
+    nb = read(autograded_notebook(root, "kernel_interfaces"))
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    verdicts = [line for line in text.splitlines() if line.startswith(("DENIED", "ALLOWED"))]
+    assert len(verdicts) == 20 and all(v.startswith("DENIED") for v in verdicts), verdicts
+    mounts = [line for line in text.split("MOUNTS", 1)[1].splitlines() if " - " in line]
+    assert len(mounts) > 10, text[-3000:]
+    host = ("/usr/", "/etc/", *(f"{p}/" for p in sandbox.python_paths()))
+    for line in mounts:
+        fields, kind = line.split(" - ")[0].split(), line.split(" - ")[1].split()[0]
+        if kind not in ("tmpfs", "proc", "devtmpfs", "devpts"):  # a folder of the grader's disk
+            assert f"{fields[3]}/".startswith(host), line
+    assert "afz-" not in text and str(root) not in text
+    assert str(REPO / "helpers") not in text and str(REPO / "checks") not in text
+
+
+def test_a_process_of_its_own_fails_its_cell_only_and_threads_work(adversarial_class):
+    """A shell command, subprocess, os.system and multiprocessing each fail their own cell
+    with an error that says why; threads work; the honest work keeps full marks."""
+    from autograder.seccomp import NO_PROCESS
+
+    root, adv = adversarial_class
+    r = adv["process_starter"]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    nb = read(autograded_notebook(root, "process_starter"))
+    for name, code in PROCESSES.items():
+        outs = cell_with(nb, code).get("outputs", [])
+        if name == "threads":
+            assert "threads ran: [0, 1, 2, 3]" in "".join("".join(o.get("text", "")) for o in outs)
+            continue
+        errors = [o for o in outs if o["output_type"] == "error"]
+        assert len(errors) == 1 and errors[0]["ename"] == "PermissionError", (name, outs)
+        assert NO_PROCESS in errors[0]["evalue"], (name, errors)

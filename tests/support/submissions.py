@@ -124,30 +124,45 @@ for line in ("test_softmax: all 11 checks passed", "Score: 20 / 20"):
     print(line)
 get_ipython().events.register("post_run_cell", lambda result: print("all checks passed"))
 """
+# The released notebook's packed visible values (Test("...", expected="afz1:...")), copied by
+# the learner into a cell of their own, then forged into records for every test cell.
 FORGE_RECORDS = """
-import json
-
 from IPython.display import publish_display_data
 
-visible = json.load(open("expected_visible.json"))["checks"]
+from checks.released import unpack
+
+RELEASED = {released!r}
 
 
 def forge(lines):
     text = "".join(lines)
     if "Test(" not in text:
         return lines
-    grade_id = text.split('Test("')[1].split('"')[0]
-    records = [
-        {"test": c["test"], "key": c["key"], "value": c["expected"]}
-        for c in visible
-        if c["test"] == grade_id
-    ]
-    return [f"publish_display_data({{'application/vnd.afz.check+json': {r}}})\\n"
-            for r in map(repr, records)]
+    grade_id = text.split("Test(")[1].split(")")[0].strip("\\"' ")
+    if grade_id not in RELEASED:
+        return lines
+    values = unpack(RELEASED[grade_id])["values"]
+    records = [{{"test": grade_id, "key": k, "value": v}} for k, v in values.items()]
+    return [f"publish_display_data({{{{'application/vnd.afz.check+json': {{r!r}}}}}})\\n"
+            for r in records]
 
 
 get_ipython().input_transformers_cleanup.append(forge)
 """
+
+
+def released_values() -> dict[str, str]:
+    """{grade_id: the packed values} of the released notebook of assignment 01's test cells."""
+    import re
+
+    found = {}
+    for cell in read(exercise(A1))["cells"]:
+        match = re.search(r'expected="(afz1:[^"]+)"', "".join(cell["source"]))
+        if match:
+            found[grade_id(cell)] = match.group(1)
+    return found
+
+
 DISPLAY_IDS = """
 import IPython.display as shown
 
@@ -302,8 +317,10 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     )
     out["printer"] = (insert_cell(read(exercise(A1)), "imports", FAKE_PASS_LINES), "fake lines")
     out["forger"] = (
-        insert_cell(read(exercise(A1)), "imports", FORGE_RECORDS),
-        "forges records from the visible expected values",
+        insert_cell(
+            read(exercise(A1)), "imports", FORGE_RECORDS.format(released=released_values())
+        ),
+        "forges records from the visible values the released notebook carries",
     )
     out["fakepkg"] = (read(exercise(A1)), "submits its own helpers package")
     out["sysexit"] = (
@@ -359,6 +376,51 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         insert_cell(read(source(A1)), "imports", DISPLAY_IDS),
         "every record gets a display id, so that a later cell could rewrite it",
     )
+    # The reading of the source, walked around: a rebound built-in, code in a string, names
+    # bound by statements other than def and =, a write into torch under a computed name.
+    out["str_rebound"] = (
+        insert_cell(
+            mutate(
+                read(source(A1)),
+                "    return torch.ones(size, size, dtype=torch.bool).tril()",
+                "    return torch.ones(size, size).tril()",
+            ),
+            "imports",
+            "def str(value):\n    return 'torch.bool'",
+        ),
+        "a float mask, and a global str that says torch.bool",
+    )
+    out["exec_softmax"] = (
+        mutate(
+            read(source(A1)),
+            "    x = np.asarray(x)",
+            "    ns = {'torch': torch, 'x': x, 'axis': axis}\n"
+            "    exec('out = torch.soft' + 'max(torch.as_tensor(x), dim=axis).numpy()', ns)\n"
+            "    return ns['out']",
+        ),
+        "torch.softmax in a computed string run by exec",
+    )
+    out["walrus_softmax"] = (
+        insert_cell(
+            read(source(A1)),
+            "softmax",
+            "(softmax := lambda x, axis=-1: torch.softmax(torch.as_tensor(x), dim=axis).numpy())",
+        ),
+        "softmax bound again by an assignment expression",
+    )
+    out["match_softmax"] = (
+        insert_cell(
+            read(source(A1)),
+            "softmax",
+            "match 1:\n    case _:\n        def softmax(x, axis=-1):\n"
+            "            return torch.softmax(torch.as_tensor(x), dim=axis).numpy()",
+        ),
+        "softmax bound again inside a match statement",
+    )
+    out["setattr_torch"] = (
+        insert_cell(read(source(A1)), "imports", "setattr(torch, 'ex' + 'p', torch.sigmoid)"),
+        "a write into torch under a computed name",
+    )
     own = read(source(A1))
     for old, new in OWN_WAY.items():
         own = mutate(own, old, new)
@@ -368,17 +430,156 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     return out
 
 
+# Reads everything the grading kernel can see and every cell the kernel is sent, and prints it
+# at the end (a learner's own cell: its output stays in the autograded notebook).
+REACH_FIRST = """
+seen_cells = []
+get_ipython().events.register("pre_run_cell", lambda info: seen_cells.append(info.raw_cell))
+"""
+REACH_LAST = """
+import json
+import os
+import sys
+
+readable = {}
+python = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+skip = ("/usr", "/proc", "/sys", "/dev", *python)
+for folder, dirs, files in os.walk("/"):
+    if folder.startswith(skip):
+        dirs[:] = []
+        continue
+    for name in files:
+        path = os.path.join(folder, name)
+        try:
+            readable[path] = open(path, "rb").read(200_000).decode("utf-8", "replace")
+        except OSError:
+            readable[path] = None
+for pid in os.listdir("/proc"):
+    for part in ("cmdline", "environ", "mountinfo"):
+        try:
+            text = open(f"/proc/{pid}/{part}", "rb").read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        readable[f"/proc/{pid}/{part}"] = text.replace(chr(0), " ")
+import linecache
+
+kept = {
+    "In": list(In),
+    "names": {k: v for k, v in globals().items() if k.startswith("_i") and isinstance(v, str)},
+    "linecache": ["".join(entry[2]) for entry in linecache.cache.values()],
+}
+found = {"files": readable, "environ": dict(os.environ), "cells": seen_cells, "kept": kept}
+print("REACH " + json.dumps(found))
+"""
+
+
+def reach_probe() -> dict:
+    """The solution, with a cell that records every cell the kernel is sent and, last, one
+    that prints every file, process command line and environment the kernel can read."""
+    nb = insert_cell(read(source(A1)), "imports", REACH_FIRST)
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "id": "reach",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": REACH_LAST,
+        }
+    )
+    return nb
+
+
+# Each: the released notebook with the solution written in, plus one habit of an honest learner
+# (a cell before the tests, unless it says "after"). None is a forbidden call: each keeps 22.
+HONEST_HABITS = {
+    "habit_print_loop": (
+        "a debugging loop that prints a lot",
+        "before",
+        "for i in range(400_000):\n    print('step', i, 'of a long debug run')",
+    ),
+    "habit_autoreload": ("%autoreload", "before", "%load_ext autoreload\n%autoreload 2"),
+    "habit_gc": ("import gc", "before", "import gc\n\ngc.collect()\nprint(gc.get_count())"),
+    "habit_sys_path": ("sys.path.insert", "before", "import sys\n\nsys.path.insert(0, '..')"),
+    "habit_namespace": (
+        "types.SimpleNamespace",
+        "before",
+        "from types import SimpleNamespace\n\ncfg = SimpleNamespace(d_k=3)",
+    ),
+    "habit_loop_i": (
+        "a loop variable named _i",
+        "before",
+        "for _i in range(3):\n    print(_i, softmax(np.ones(3) * _i))",
+    ),
+    "habit_star_after": (
+        "from torch import * after the tests",
+        "after",
+        "from torch import *\n\nprint(softmax(tensor([1.0, 2.0]), 0))",
+    ),
+    "habit_history": ("IPython's names", "before", "print(len(In), _i if '_i' in dir() else '')"),
+    "habit_plot": (
+        "%matplotlib and a plot",
+        "before",
+        "%matplotlib inline\nimport matplotlib.pyplot as plt\n\n"
+        "plt.rcParams['figure.dpi'] = 60\nplt.plot([1, 2, 3])\nplt.show()",
+    ),
+    "habit_settings": (
+        "seeds and library settings",
+        "before",
+        "torch.manual_seed(0)\ntorch.backends.cudnn.deterministic = True\n"
+        "np.set_printoptions(precision=3)\nimport warnings\n\n"
+        "warnings.filterwarnings('ignore')\nimport os\n\n"
+        "os.environ['MY_DEBUG'] = '1'",
+    ),
+    "habit_time": (
+        "%%time on a call of the learner's function",
+        "before",
+        "%%time\nprint(softmax(np.arange(4.0)))",
+    ),
+    "habit_shell": ("a shell command", "before", "!ls -la\n!pip list | head -3"),
+    "habit_compare_builtin": (
+        "torch.softmax in a scratch cell to compare",
+        "after",
+        "print(torch.softmax(torch.tensor([1.0, 2.0]), 0), softmax(np.array([1.0, 2.0])))",
+    ),
+}
+
+
+def honest_habits() -> dict[str, tuple[dict, str]]:
+    """student -> (notebook, what habit it adds to an honest learner's notebook)."""
+    out = {}
+    for student, (what, where, code) in HONEST_HABITS.items():
+        nb = released_with_solutions()
+        if where == "after":
+            nb["cells"].append(
+                {
+                    "cell_type": "code",
+                    "id": "habit",
+                    "metadata": {},
+                    "execution_count": None,
+                    "outputs": [],
+                    "source": code,
+                }
+            )
+        else:
+            nb = insert_cell(nb, "imports", code)
+        out[student] = (nb, f"honest habit: {what}")
+    return out
+
+
+def released_with_solutions() -> dict:
+    """The released notebook of assignment 01 with the solution's code in its answer cells."""
+    nb = read(exercise(A1))
+    code = {grade_id(c): c["source"] for c in read(source(A1))["cells"] if grade_id(c)}
+    for c in nb["cells"]:
+        if c["metadata"].get("nbgrader", {}).get("solution"):
+            c["source"] = code[grade_id(c)]
+    return nb
+
+
 def accidents() -> dict[str, tuple[dict, str]]:
     """Honest learners whose JupyterLab changed cells and metadata; and one who raised points."""
     import copy
-
-    def released_with_solutions() -> dict:
-        nb = read(exercise(A1))
-        code = {grade_id(c): c["source"] for c in read(source(A1))["cells"] if grade_id(c)}
-        for c in nb["cells"]:
-            if c["metadata"].get("nbgrader", {}).get("solution"):
-                c["source"] = code[grade_id(c)]
-        return nb
 
     def edit(change) -> dict:
         nb = released_with_solutions()
