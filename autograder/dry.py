@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy  # noqa: F401 - imported once, before the forks
     import torch
 
-    import checks  # noqa: F401
+    import checks.recorder  # noqa: F401 - the test cells' Test and all it imports
 
     torch.set_num_threads(1)
     torch.broadcast_shapes((1, 2), (3, 1))  # its first call costs ~0.7 s; pay it once, here

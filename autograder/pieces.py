@@ -5,6 +5,9 @@ write, and those of every later assignment, are absent from the sandbox: the ker
 copy of ``helpers`` in which each of them is a stub whose import raises an ``ImportError``
 that says why. Earlier pieces stay usable, so a learner stuck on one exercise can do the next.
 The chapters' pictures (``helpers.pictures``) are absent too: grading draws nothing.
+
+Which modules each exercise builds is declared once, in ``checks.exercises`` (the exercise
+table, which the test cells' forbidden lists come from too); ``PIECES`` is its view.
 """
 
 from __future__ import annotations
@@ -12,15 +15,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from checks.exercises import EXERCISES, hidden_while_graded
+
 # In course order: assignment -> the helpers modules that hold the pieces it asks for.
-PIECES: dict[str, tuple[str, ...]] = {
-    "01_attention": ("attention",),
-    "02_multi_head": ("multi_head",),
-    "03_positional_encoding": ("positional",),
-    "04_encoder": ("layers",),
-    "05_decoder": ("decoder",),
-    "06_train_and_generate": ("model", "decoding", "training", "checkpoints"),
-}
+PIECES: dict[str, tuple[str, ...]] = {e.name: e.builds for e in EXERCISES}
 
 
 def absent_modules(assignment: str) -> dict[str, str]:
@@ -28,11 +26,7 @@ def absent_modules(assignment: str) -> dict[str, str]:
 
     An assignment the course does not know hides nothing.
     """
-    order = list(PIECES)
-    if assignment not in PIECES:
-        return {}
-    later = order[order.index(assignment) :]
-    return {module: owner for owner in later for module in PIECES[owner]}
+    return hidden_while_graded(assignment)
 
 
 def stub(module: str, owner: str, assignment: str) -> str:

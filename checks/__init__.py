@@ -7,15 +7,36 @@ list of built-ins its exercise forbids; :mod:`checks.fixtures` builds its seeded
     from checks.fixtures import randn
 
 The verdicts are reached in the grader's own process (``autograder/verdicts.py``) from the
-records the cell hands out (:mod:`checks.record`), with the same comparison
-(:mod:`checks.compare`) that judges a learner's visible checks at once in their own Jupyter.
-A released test cell also hands :class:`Test` the solution's values of its visible checks
-(:mod:`checks.released`), so that a learner's notebook judges them with nothing beside it.
-This package is mounted read-only in the grading sandbox beside ``helpers``; it imports
-nothing of the grader, and only :mod:`checks.fixtures` imports the model (to copy weights).
+records the cell hands out, with the same comparison that judges a learner's visible checks at
+once in their own Jupyter. This package is mounted read-only in the grading sandbox beside
+``helpers``; it imports nothing of the grader, and only ``fixtures`` imports the model (to copy
+weights). Its modules, one line each:
+
+- ``recorder``: ``Test``, the object a test cell calls the learner's code through; it writes
+  down (records) what it saw, and judges the visible checks at once in the learner's Jupyter.
+- ``record``: the format of one such written-down observation (a *record*): its MIME type, its
+  JSON encoder and decoder.
+- ``compare``: ``judge``, the one comparison of a recorded value with the solution's.
+- ``released``: the solution's values of a test cell's visible checks, packed into the
+  released cell.
+- ``exercises``: the exercise table: per exercise, the ``helpers`` pieces it builds (hidden
+  while it is graded) and the lists of built-ins it forbids.
+- ``forbidden``: those lists by name (``SOFTMAX_BUILTINS``, ...), as the test cells import them.
+- ``watch``: watching a call for forbidden built-ins while it runs.
+- ``explain``: a crash or a known mistake as a teaching message; what Jupyter shows of a failure.
+- ``fixtures``: seeded inputs, and PyTorch's weights copied into a learner's module.
+- ``forget``: a test cell's kernel form cleared from the kernel's history as it ends.
+- ``sweep``: the contract sweep's probes (backward, dtypes, sizes, call order), recorded small.
+
+Names are imported from their module on first use, as in ``helpers``: ``import checks`` loads
+the exercise table and nothing heavy, so the grader can read the table without NumPy.
 """
 
 from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
 from .forbidden import (
     ATTENTION_BUILTINS,
@@ -30,8 +51,20 @@ from .forbidden import (
     SOFTMAX_BUILTINS,
     TRAINING_BUILTINS,
 )
-from .record import MIME, encode
-from .recorder import SOLUTION, CheckFailed, Test, collect_into, replay_into
+
+if TYPE_CHECKING:
+    from .record import MIME, encode
+    from .recorder import SOLUTION, CheckFailed, Test, collect_into, replay_into
+
+_HOME = {
+    "MIME": "record",
+    "encode": "record",
+    "SOLUTION": "recorder",
+    "CheckFailed": "recorder",
+    "Test": "recorder",
+    "collect_into": "recorder",
+    "replay_into": "recorder",
+}
 
 __all__ = [
     "ATTENTION_BUILTINS",
@@ -53,3 +86,18 @@ __all__ = [
     "encode",
     "replay_into",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:  # a submodule, as ``import checks; checks.explain``
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'checks' has no attribute {name!r}")
+        return importlib.import_module(f".{name}", __name__)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
