@@ -276,7 +276,21 @@ class LimitedExecute(Execute):
         msg = without_widgets(msg)
         if msg is None:
             return None
-        return super().output(outs, msg, display_id, cell_index)
+        return self._append_valid(outs, msg, display_id, cell_index)
+
+    def _append_valid(self, outs, msg, display_id, cell_index: int):
+        """nbclient's output, unless the kernel sent one a notebook cannot hold (a MIME
+        bundle whose text is a number, say): nbformat would refuse it and stop nbgrader, and the
+        notebook would be a grader error graded again at every run. It is left out with a note;
+        a test cell's record left out fails its own check."""
+        from nbformat import ValidationError
+
+        try:
+            return super().output(outs, msg, display_id, cell_index)
+        except ValidationError:
+            note = "[grader] an output that a notebook cannot hold was left out\n"
+            outs.append(NotebookNode(output_type="stream", name="stderr", text=note))
+            return None
 
     def _is_test_result(self, msg, cell_index: int) -> bool:
         """A check record or an error, in a test cell: what its verdict is made of."""
@@ -305,7 +319,7 @@ class LimitedExecute(Execute):
                 "what the tested code printed counts against the output limit instead",
             )
             return None
-        return super().output(outs, msg, display_id, cell_index)
+        return self._append_valid(outs, msg, display_id, cell_index)
 
 
 def message_bytes(msg) -> int:

@@ -273,6 +273,17 @@ def test_the_reading_walked_around_still_loses_the_points(adversarial_class):
     assert any("setattr(torch, ...)" in n for n in adv["setattr_torch"].notes)
 
 
+def test_an_output_a_notebook_cannot_hold_is_left_out_not_a_grader_error(adversarial_class):
+    """A display whose text is a number, or whose metadata is not an object: nbformat refuses
+    it; the grader leaves it out (a note in the notebook) instead of failing, so the notebook
+    is graded like any other, not a grader error graded again at every run."""
+    root, adv = adversarial_class
+    r = adv["invalid_output"]
+    assert r.status == "ok" and r.score == 22, r
+    nb = read(root / "autograded" / "invalid_output" / A1 / source(A1).name)
+    assert "an output that a notebook cannot hold was left out" in json.dumps(nb)
+
+
 @pytest.mark.parametrize("student", sorted(HONEST_HABITS))
 def test_an_honest_habit_keeps_full_marks(adversarial_class, student):
     """Each: the honest learner's notebook plus one habit that is not a forbidden call. What

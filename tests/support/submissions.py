@@ -421,6 +421,16 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
         insert_cell(read(source(A1)), "imports", "setattr(torch, 'ex' + 'p', torch.sigmoid)"),
         "a write into torch under a computed name",
     )
+    out["invalid_output"] = (
+        insert_cell(
+            read(source(A1)),
+            "imports",
+            "from IPython.display import publish_display_data\n\n"
+            "publish_display_data({'text/plain': 5})\n"
+            "publish_display_data({'text/html': ['<b>', 7]}, metadata=3)",
+        ),
+        "outputs a notebook cannot hold (nbformat would refuse them and stop nbgrader)",
+    )
     own = read(source(A1))
     for old, new in OWN_WAY.items():
         own = mutate(own, old, new)
