@@ -52,8 +52,10 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, Unicode
 
 from autograder import outcomes, regions, stamp
+from autograder.settings import Settings
 from checks.record import MIME
 
+DEFAULTS = Settings()  # the traitlets that carry a setting take its declared default
 HIDDEN_NOTE = "# (hidden tests ran here; their code is not shown in feedback)"
 REDACTED = "[line hidden: it repeats a hidden test or the solution]"
 MAX_MESSAGE = 2000  # characters of an error message kept in feedback
@@ -125,7 +127,7 @@ def execution_error(err: BaseException) -> str:
 
 class LimitedExecute(Execute):
     max_output_bytes = Integer(
-        8 * 1024 * 1024,
+        DEFAULTS.output_bytes,
         help="Outputs of one notebook past this many bytes are dropped (the setting output_mb).",
     ).tag(config=True)
     source_directory = Unicode(
@@ -435,7 +437,7 @@ class SafeFeedback(NbGraderPreprocessor):
         "", help="Folder of the source notebooks (solutions/), to know what is secret."
     ).tag(config=True)
     show_hidden_tests = Bool(
-        False,
+        DEFAULTS.feedback_shows_hidden,
         help="Keep the hidden tests' code in feedback (the setting feedback_shows_hidden).",
     ).tag(config=True)
     course_paths = Unicode(

@@ -37,33 +37,103 @@ class SettingsError(ValueError):
     """A setting that cannot be used; the message names it, where it came from and the fix."""
 
 
+def setting(
+    default: Any, unit: str, description: str, *, grading: bool = False, least: float | None = None
+) -> Any:
+    """One setting's declaration: its default, its unit (in messages; "" for a flag or a
+    text), what it limits (Markdown, as the instructor guide's table shows it, where
+    ``tools/settings_table.py`` writes it), whether it can change a grade (then it is part of
+    the grader's fingerprint: a change grades every submission again) and its least value
+    (default: above 0)."""
+    metadata = {"unit": unit, "description": description, "grading": grading, "least": least}
+    return field(default=default, metadata=metadata)
+
+
 @dataclass(frozen=True)
 class Settings:
-    """What grading may spend and show. Names are those of ``grading.toml`` and ``--set``;
-    ``DESCRIPTIONS`` says what each one limits (the instructor guide's table lists the same)."""
+    """What grading may spend and show, one declaration per setting. Names are those of
+    ``grading.toml`` and ``--set``; the instructor guide's table is written from these
+    declarations (``tools/settings_table.py``; ``tests/unit/test_settings_table.py`` checks
+    it, its Chinese catalog and the nbgrader traitlets that carry a setting)."""
 
     # one learner's notebook in the grading kernel
-    cell_timeout: float = 180.0
-    notebook_timeout: float = 1800.0
-    kernel_memory_mb: int = 4096
-    kernel_processes: int = 256
-    kernel_cpu_seconds: int = 1200
-    kernel_cpu_cores: float = 1.0
-    kernel_disk_mb: int = 512
-    output_mb: float = 8.0
-    sandbox: bool = True
+    cell_timeout: float = setting(
+        180.0,
+        "seconds",
+        "seconds one cell may run; then it is interrupted and graded as an error",
+        grading=True,
+    )
+    notebook_timeout: float = setting(
+        1800.0, "seconds", "seconds the grading of one submission may take in all", grading=True
+    )
+    kernel_memory_mb: int = setting(
+        4096,
+        "MiB",
+        "MiB of memory for all of a grading kernel's processes together",
+        grading=True,
+        least=64,
+    )
+    kernel_processes: int = setting(
+        256,
+        "processes",
+        "processes and threads a grading kernel may have",
+        grading=True,
+        least=16,
+    )
+    kernel_cpu_seconds: int = setting(
+        1200,
+        "CPU seconds",
+        "CPU seconds each process of a grading kernel may use",
+        grading=True,
+    )
+    kernel_cpu_cores: float = setting(
+        1.0,
+        "CPU cores",
+        "CPU cores a grading kernel may keep busy (0: no quota)",
+        grading=True,
+        least=0,
+    )
+    kernel_disk_mb: int = setting(
+        512, "MiB", "MiB a kernel may write to its home and to `/tmp`, each", grading=True
+    )
+    output_mb: float = setting(
+        8.0,
+        "MiB",
+        "MiB of output one notebook may print (widget and comm messages included); the rest "
+        "is dropped, the tests' results are kept",
+        grading=True,
+    )
+    sandbox: bool = setting(
+        True, "", "grade in the OS sandbox (`false` is `--no-sandbox`: unsafe)", grading=True
+    )
     # the grader's own processes
-    grader_memory_mb: int = 2048
-    warm_nbgrader: bool = True
+    grader_memory_mb: int = setting(
+        2048, "MiB", "MiB for one nbgrader command's own processes (not its kernel)", least=64
+    )
+    warm_nbgrader: bool = setting(
+        True, "", "start nbgrader commands from a warm server (`false`: a fresh interpreter)"
+    )
     # collect
-    max_notebook_mb: float = 50.0
-    collect_memory_mb: float = 1024.0
-    collect_timeout: float = 60.0
+    max_notebook_mb: float = setting(50.0, "MiB", "MiB of one file `collect` extracts at most")
+    collect_memory_mb: float = setting(
+        1024.0, "MiB", "MiB that reading one notebook at `collect` may take"
+    )
+    collect_timeout: float = setting(
+        60.0, "seconds", "seconds that reading one notebook at `collect` may take"
+    )
     # feedback
-    feedback_timeout: float = 120.0
-    feedback_shows_hidden: bool = False
-    # the gradebook ("" : gradebook.db in the course root)
-    gradebook_url: str = ""
+    feedback_timeout: float = setting(
+        120.0,
+        "seconds",
+        "seconds the feedback of one notebook may take, inside the class's run",
+    )
+    feedback_shows_hidden: bool = setting(
+        False, "", "feedback shows the hidden tests' code (after the deadline)"
+    )
+    # the gradebook
+    gradebook_url: str = setting(
+        "", "", "the gradebook's database URL (default: `gradebook.db` in the course root)"
+    )
     # where each value that is not the default came from (for error messages)
     origin: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -116,42 +186,12 @@ class Settings:
         return path
 
 
+DECLARED = [f for f in fields(Settings) if f.name != "origin"]
 # The settings that can change a learner's grade.
-GRADING_KEYS = (
-    "cell_timeout",
-    "notebook_timeout",
-    "kernel_memory_mb",
-    "kernel_processes",
-    "kernel_cpu_seconds",
-    "kernel_cpu_cores",
-    "kernel_disk_mb",
-    "output_mb",
-    "sandbox",
-)
-DESCRIPTIONS = {
-    "cell_timeout": "seconds one cell may run; then it is interrupted and graded as an error",
-    "notebook_timeout": "seconds the grading of one submission may take in all",
-    "kernel_memory_mb": "MiB of memory for all of a grading kernel's processes together",
-    "kernel_processes": "processes and threads a grading kernel may have",
-    "kernel_cpu_seconds": "CPU seconds each process of a grading kernel may use",
-    "kernel_cpu_cores": "CPU cores a grading kernel may keep busy (0: no quota)",
-    "kernel_disk_mb": "MiB a kernel may write to its home and to /tmp, each",
-    "output_mb": (
-        "MiB of output one notebook may print (widget and comm messages included); the rest "
-        "is dropped, the tests' results are kept"
-    ),
-    "sandbox": "grade in the OS sandbox (false is --no-sandbox: unsafe)",
-    "grader_memory_mb": "MiB for one nbgrader command's own processes (not its kernel)",
-    "warm_nbgrader": "start nbgrader commands from a warm server (false: a fresh interpreter)",
-    "max_notebook_mb": "MB of one file collect extracts at most",
-    "collect_memory_mb": "MiB that reading one notebook at collect may take",
-    "collect_timeout": "seconds that reading one notebook at collect may take",
-    "feedback_timeout": ("seconds the feedback of one notebook may take, inside the class's run"),
-    "feedback_shows_hidden": "feedback shows the hidden tests' code (after the deadline)",
-    "gradebook_url": "the gradebook's database URL (default: gradebook.db in the course root)",
-}
-_MINIMUM = {"grader_memory_mb": 64, "kernel_memory_mb": 64, "kernel_processes": 16}
-_ZERO_ALLOWED = {"kernel_cpu_cores"}
+GRADING_KEYS = tuple(f.name for f in DECLARED if f.metadata["grading"])
+DESCRIPTIONS = {f.name: f.metadata["description"] for f in DECLARED}
+UNITS = {f.name: f.metadata["unit"] for f in DECLARED}
+_LEAST = {f.name: f.metadata["least"] for f in DECLARED}
 
 
 def _checked(name: str, raw: Any, kind: Any, origin: str) -> Any:
@@ -168,9 +208,7 @@ def _checked(name: str, raw: Any, kind: Any, origin: str) -> Any:
         if not isinstance(raw, str):
             raise SettingsError(f"{wrong} is not a text (write it in quotes)")
         return raw
-    unit = (
-        "MiB" if name.endswith("_mb") else "seconds" if "time" in name or "seconds" in name else ""
-    )
+    unit = UNITS.get(name, "")
     try:
         if isinstance(raw, bool):
             raise ValueError
@@ -180,7 +218,7 @@ def _checked(name: str, raw: Any, kind: Any, origin: str) -> Any:
     except (TypeError, ValueError):
         whole = "a whole number" if kind == "int" else "a number"
         raise SettingsError(f"{wrong} is not {whole}{f' of {unit}' if unit else ''}") from None
-    least = _MINIMUM.get(name, 0 if name in _ZERO_ALLOWED else None)
+    least = _LEAST.get(name)
     if (least is None and not value > 0) or (least is not None and value < least):
         bound = "above 0" if least is None else f"at least {least}"
         raise SettingsError(f"{wrong} must be {bound}{f' ({unit})' if unit else ''}")
