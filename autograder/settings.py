@@ -38,14 +38,26 @@ class SettingsError(ValueError):
 
 
 def setting(
-    default: Any, unit: str, description: str, *, grading: bool = False, least: float | None = None
+    default: Any,
+    unit: str,
+    description: str,
+    zh: str,
+    *,
+    grading: bool = False,
+    least: float | None = None,
 ) -> Any:
-    """One setting's declaration: its default, its unit (in messages; "" for a flag or a
-    text), what it limits (Markdown, as the instructor guide's table shows it, where
-    ``tools/settings_table.py`` writes it), whether it can change a grade (then it is part of
-    the grader's fingerprint: a change grades every submission again) and its least value
-    (default: above 0)."""
-    metadata = {"unit": unit, "description": description, "grading": grading, "least": least}
+    """One setting's declaration: its default; its unit (in messages; "" for a flag or a
+    text); what it limits, in Markdown as the instructor guide's table shows it, and the same
+    in the guide's Chinese edition (``tools/settings_table.py`` writes the table and its
+    catalog's rows from these); whether it can change a grade (then it is part of the grader's
+    fingerprint: a change grades every submission again); its least value (default: above 0)."""
+    metadata = {
+        "unit": unit,
+        "description": description,
+        "zh": zh,
+        "grading": grading,
+        "least": least,
+    }
     return field(default=default, metadata=metadata)
 
 
@@ -61,15 +73,21 @@ class Settings:
         180.0,
         "seconds",
         "seconds one cell may run; then it is interrupted and graded as an error",
+        "一个单元格最多可运行的秒数；超时即被中断，并按出错评分",
         grading=True,
     )
     notebook_timeout: float = setting(
-        1800.0, "seconds", "seconds the grading of one submission may take in all", grading=True
+        1800.0,
+        "seconds",
+        "seconds the grading of one submission may take in all",
+        "一份提交的整个评分过程最多可用的秒数",
+        grading=True,
     )
     kernel_memory_mb: int = setting(
         4096,
         "MiB",
         "MiB of memory for all of a grading kernel's processes together",
+        "一个评分内核所有进程合计可用的内存（MiB）",
         grading=True,
         least=64,
     )
@@ -77,6 +95,7 @@ class Settings:
         256,
         "processes",
         "processes and threads a grading kernel may have",
+        "一个评分内核最多可有的进程和线程数",
         grading=True,
         least=16,
     )
@@ -84,55 +103,92 @@ class Settings:
         1200,
         "CPU seconds",
         "CPU seconds each process of a grading kernel may use",
+        "评分内核中每个进程最多可用的 CPU 秒数",
         grading=True,
     )
     kernel_cpu_cores: float = setting(
         1.0,
         "CPU cores",
         "CPU cores a grading kernel may keep busy (0: no quota)",
+        "一个评分内核最多可占满的 CPU 核心数（0：不设配额）",
         grading=True,
         least=0,
     )
     kernel_disk_mb: int = setting(
-        512, "MiB", "MiB a kernel may write to its home and to `/tmp`, each", grading=True
+        512,
+        "MiB",
+        "MiB a kernel may write to its home and to `/tmp`, each",
+        "内核在其主目录和 `/tmp` 中各自最多可写入的 MiB 数",
+        grading=True,
     )
     output_mb: float = setting(
         8.0,
         "MiB",
         "MiB of output one notebook may print (widget and comm messages included); the rest "
         "is dropped, the tests' results are kept",
+        "一个笔记本最多可打印的输出（MiB，含 widget 和 comm 消息）；"
+        "超出部分被丢弃，测试的结果照样保留",
         grading=True,
     )
     sandbox: bool = setting(
-        True, "", "grade in the OS sandbox (`false` is `--no-sandbox`: unsafe)", grading=True
+        True,
+        "",
+        "grade in the OS sandbox (`false` is `--no-sandbox`: unsafe)",
+        "在操作系统沙箱中评分（`false` 即 `--no-sandbox`：不安全）",
+        grading=True,
     )
     # the grader's own processes
     grader_memory_mb: int = setting(
-        2048, "MiB", "MiB for one nbgrader command's own processes (not its kernel)", least=64
+        2048,
+        "MiB",
+        "MiB for one nbgrader command's own processes (not its kernel)",
+        "一条 nbgrader 命令自身进程可用的 MiB 数（不含其内核）",
+        least=64,
     )
     warm_nbgrader: bool = setting(
-        True, "", "start nbgrader commands from a warm server (`false`: a fresh interpreter)"
+        True,
+        "",
+        "start nbgrader commands from a warm server (`false`: a fresh interpreter)",
+        "从预热好的服务进程启动 nbgrader 命令（`false`：每次启动新的解释器）",
     )
     # collect
-    max_notebook_mb: float = setting(50.0, "MiB", "MiB of one file `collect` extracts at most")
+    max_notebook_mb: float = setting(
+        50.0,
+        "MiB",
+        "MiB of one file `collect` extracts at most",
+        "`collect` 最多解压的单个文件大小（MiB）",
+    )
     collect_memory_mb: float = setting(
-        1024.0, "MiB", "MiB that reading one notebook at `collect` may take"
+        1024.0,
+        "MiB",
+        "MiB that reading one notebook at `collect` may take",
+        "`collect` 读取一个笔记本最多可用的 MiB 数",
     )
     collect_timeout: float = setting(
-        60.0, "seconds", "seconds that reading one notebook at `collect` may take"
+        60.0,
+        "seconds",
+        "seconds that reading one notebook at `collect` may take",
+        "`collect` 读取一个笔记本最多可用的秒数",
     )
     # feedback
     feedback_timeout: float = setting(
         120.0,
         "seconds",
         "seconds the feedback of one notebook may take, inside the class's run",
+        "在全班的反馈运行中，生成一个笔记本的反馈最多可用的秒数",
     )
     feedback_shows_hidden: bool = setting(
-        False, "", "feedback shows the hidden tests' code (after the deadline)"
+        False,
+        "",
+        "feedback shows the hidden tests' code (after the deadline)",
+        "反馈中显示隐藏测试的代码（截止日期之后）",
     )
     # the gradebook
     gradebook_url: str = setting(
-        "", "", "the gradebook's database URL (default: `gradebook.db` in the course root)"
+        "",
+        "",
+        "the gradebook's database URL (default: `gradebook.db` in the course root)",
+        "成绩册数据库的 URL（默认：课程根目录下的 `gradebook.db`）",
     )
     # where each value that is not the default came from (for error messages)
     origin: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -190,6 +246,7 @@ DECLARED = [f for f in fields(Settings) if f.name != "origin"]
 # The settings that can change a learner's grade.
 GRADING_KEYS = tuple(f.name for f in DECLARED if f.metadata["grading"])
 DESCRIPTIONS = {f.name: f.metadata["description"] for f in DECLARED}
+DESCRIPTIONS_ZH = {f.name: f.metadata["zh"] for f in DECLARED}  # the guide's Chinese edition
 UNITS = {f.name: f.metadata["unit"] for f in DECLARED}
 _LEAST = {f.name: f.metadata["least"] for f in DECLARED}
 

@@ -1,12 +1,16 @@
-"""Write the instructor guide's table of grading settings from their declarations.
+"""Write the instructor guide's table of grading settings, and its Chinese rows, from the
+settings' declarations.
 
     .venv/bin/python tools/settings_table.py            # print the table
-    .venv/bin/python tools/settings_table.py --write    # replace it in instructor_guide.md
+    flock /tmp/afz-i18n.lock .venv/bin/python tools/settings_table.py --write
 
-Each setting is declared once, in ``autograder/settings.py`` (its name, default, unit and what
-it limits); the guide's table under "### Settings" is one row per declaration, in their order.
-``tests/unit/test_settings_table.py`` fails while the guide's table differs from this output.
-After ``--write``, ``make i18n`` lists the rows whose Chinese translation is missing or fuzzy.
+Each setting is declared once, in ``autograder/settings.py`` (its name, default, unit, what it
+limits in English and in Chinese); the guide's table under "### Settings" is one row per
+declaration, in their order. ``--write`` replaces that table in ``instructor_guide.md`` and
+sets the Chinese catalog's messages of its cells (``locale/zh_CN/LC_MESSAGES/
+instructor_guide.po``: the name and the default as they are, the description in Chinese;
+a row the catalog does not have yet is added, and the next ``make i18n`` puts it in its
+place). ``tests/unit/test_settings_table.py`` fails while the guide or the catalog differs.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from autograder.settings import DECLARED, DESCRIPTIONS, Settings  # noqa: E402
+from autograder.settings import DECLARED, DESCRIPTIONS, DESCRIPTIONS_ZH, Settings  # noqa: E402
 
 GUIDE = REPO / "instructor_guide.md"
+CATALOG = REPO / "locale" / "zh_CN" / "LC_MESSAGES" / "instructor_guide.po"
+GUIDE_LOCATION = "../../../../instructor_guide.md"  # as Sphinx's gettext builder names the page
+WIDTH = 76  # sphinx-intl's line width, so that the catalog is written as make i18n writes it
 HEADER = "| setting | default | what it limits |\n|---|---|---|\n"
 
 
@@ -34,13 +41,45 @@ def shown(value: object) -> str:
     return str(value)
 
 
-def table() -> str:
+def cells() -> list[tuple[str, str, str]]:
+    """Each declared setting's row: its name, its default and what it limits, as Markdown."""
     defaults = Settings()
-    rows = [
-        f"| `{f.name}` | `{shown(getattr(defaults, f.name))}` | {DESCRIPTIONS[f.name]} |\n"
+    return [
+        (f"`{f.name}`", f"`{shown(getattr(defaults, f.name))}`", DESCRIPTIONS[f.name])
         for f in DECLARED
     ]
-    return HEADER + "".join(rows)
+
+
+def translations() -> dict[str, str]:
+    """The Chinese of every cell of the table: the names and defaults stay as they are."""
+    found: dict[str, str] = {}
+    for f, (name, default, description) in zip(DECLARED, cells(), strict=True):
+        found |= {name: name, default: default, description: DESCRIPTIONS_ZH[f.name]}
+    return found
+
+
+def table() -> str:
+    return HEADER + "".join(f"| {' | '.join(row)} |\n" for row in cells())
+
+
+def write_catalog(path: Path = CATALOG) -> bool:
+    """Set the catalog's message of every cell of the table; True if the catalog changed."""
+    from sphinx_intl import catalog as po
+
+    catalog = po.load_po(str(path))
+    changed = False
+    for english, chinese in translations().items():
+        message = catalog.get(english)
+        if message is None:
+            catalog.add(english, chinese, locations=[(GUIDE_LOCATION, None)])
+            changed = True
+        elif message.string != chinese or message.fuzzy:
+            message.string = chinese
+            message.flags.discard("fuzzy")
+            changed = True
+    if changed:
+        po.dump_po(str(path), catalog, width=WIDTH, ignore_obsolete=False)
+    return changed
 
 
 def replaced(guide: str) -> str:
@@ -57,7 +96,9 @@ def main(argv: list[str]) -> int:
         new = replaced(text)
         if new != text:
             GUIDE.write_text(new, encoding="utf-8")
-            print(f"{GUIDE.name}: the settings table rewritten; run make i18n and translate")
+            print(f"{GUIDE.name}: the settings table rewritten")
+        if write_catalog():
+            print(f"{CATALOG.relative_to(REPO)}: the settings table's rows written")
         return 0
     if argv:
         print(__doc__, file=sys.stderr)
