@@ -1,4 +1,4 @@
-"""Grade notebooks without Jupyter or nbgrader: a fast stand-in for the course's own tests.
+"""A *dry* grader, without Jupyter or nbgrader: a fast stand-in for the course's own tests.
 
 The course checks its tests with many wrong and many differently-written solutions
 (``tests/grading_cases.py``). Grading each through nbgrader and a sandboxed kernel costs

@@ -1,4 +1,4 @@
-"""Which of the course's reference modules an assignment's grading kernel may import.
+"""The *pieces* of ``helpers`` an assignment asks for, absent from its grading kernel.
 
 While an assignment is graded, the ``helpers`` modules that hold what it asks the learner to
 write, and those of every later assignment, are absent from the sandbox: the kernel sees a

@@ -12,18 +12,14 @@ once in their own Jupyter. This package is mounted read-only in the grading sand
 ``helpers``; it imports nothing of the grader, and only ``fixtures`` imports the model (to copy
 weights). Its modules, one line each:
 
-- ``recorder``: ``Test``, the object a test cell calls the learner's code through; it writes
-  down (records) what it saw, and judges the visible checks at once in the learner's Jupyter.
-- ``record``: the format of one such written-down observation (a *record*): its MIME type, its
-  JSON encoder and decoder.
+- ``recorder``: ``Test``, which runs the learner's code and records what it returned.
+- ``record``: the format of one *record* (one observation): MIME type, encoder, decoder.
 - ``compare``: ``judge``, the one comparison of a recorded value with the solution's.
-- ``released``: the solution's values of a test cell's visible checks, packed into the
-  released cell.
-- ``exercises``: the exercise table: per exercise, the ``helpers`` pieces it builds (hidden
-  while it is graded) and the lists of built-ins it forbids.
-- ``forbidden``: those lists by name (``SOFTMAX_BUILTINS``, ...), as the test cells import them.
+- ``released``: the solution's values of a released test cell's visible checks, packed.
+- ``exercises``: the exercise table: per exercise, the pieces it builds and what it forbids.
+- ``forbidden``: the forbidden lists by name (``SOFTMAX_BUILTINS``, ...), for the test cells.
 - ``watch``: watching a call for forbidden built-ins while it runs.
-- ``explain``: a crash or a known mistake as a teaching message; what Jupyter shows of a failure.
+- ``explain``: a crash or a known mistake as a teaching message; what Jupyter shows of it.
 - ``fixtures``: seeded inputs, and PyTorch's weights copied into a learner's module.
 - ``forget``: a test cell's kernel form cleared from the kernel's history as it ends.
 - ``sweep``: the contract sweep's probes (backward, dtypes, sizes, call order), recorded small.

@@ -1,4 +1,4 @@
-"""The record format: what a test cell hands the grader, as JSON, and how it is read back.
+"""A *record*: one value a test cell saw, written down for the grader; its JSON format.
 
 A check record is a display output of MIME type :data:`MIME` whose data is
 ``{"test": grade_id, "key": check, "value": encode(result)}``. :func:`encode` runs in the

@@ -1,4 +1,5 @@
-"""What an exercise's test cell observes, written down; the verdict is reached elsewhere.
+"""The recorder, ``Test``: a test cell runs the learner's code through it, and it writes down
+(records) what it saw; the verdict is reached elsewhere.
 
 A test cell runs the learner's functions on its inputs and hands each result to a
 :class:`Test`::

@@ -1,4 +1,4 @@
-"""The files of a folder or a .zip of submissions, read safely.
+"""The files of a folder or a .zip of submissions, each an *entry*, read safely.
 
 Every file becomes an ``Entry``: its path parts as the platform named them (NFC, undecodable
 bytes replaced), its size, and whether it is a system file (``__MACOSX/``, ``.DS_Store``...)

@@ -1,7 +1,7 @@
 """One submission graded: ``grade_one`` runs its ``nbgrader autograde`` and says what happened
 (a ``Result``); ``write_report`` records results in reports/autograde.json with the
-fingerprint of the grader that gave them. Both engines of ``course.autograde`` (the pool here,
-``course.tasks`` on a Dask worker) grade through this module.
+fingerprint of the grader that gave them. The one engine (``course.engine``) grades every
+submission through this module, on a worker thread or a Dask worker (``course.tasks``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,21 @@
 """Attention from Zero: the course's reference Transformer, one module per idea.
 
 Tensors are batch-first, ``(batch, seq, d_model)``; masks are boolean, ``True`` = may attend.
-Pictures and measurements for the chapters live in ``helpers.pictures``; ``helpers.interop``
-copies the weights of PyTorch's own attention and Transformer modules into the course's. The
-exercises' test cells use a package of their own, ``checks``.
+The exercises' test cells use a package of their own, ``checks``. The modules, in course
+order, one line each:
+
+- ``attention``: scaled dot-product attention and its masks.
+- ``multi_head``: multi-head attention, splitting and merging heads, the KV cache.
+- ``positional``: token embedding, sinusoidal and learned positional encodings.
+- ``layers``: feed-forward, Add & Norm, the encoder layer and the encoder stack.
+- ``decoder``: the decoder layer and stack, and its cache.
+- ``model``: the Transformer and its configuration (the paper's base model by default).
+- ``decoding``: greedy decoding and beam search.
+- ``training``: loss, optimiser, the Noam schedule, the training loop.
+- ``checkpoints``: the trained weights the chapters load (``weights/``).
+- ``interop``: PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer`` weights, copied in.
+- ``data``: the toy tasks' data: numbers in words, vocabularies, tasks, batches.
+- ``pictures``: the chapters' pictures and measurements, not part of the model.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``
 loads ``helpers.multi_head`` only). While an exercise is graded, the modules that hold what it

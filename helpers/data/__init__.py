@@ -2,10 +2,8 @@
 
 - :mod:`~helpers.data.numbers`: English number words and Chinese numerals, their tokens;
 - :mod:`~helpers.data.vocab`: :class:`Vocab` (tokens ↔ ids) and the special ids;
-- :mod:`~helpers.data.tasks`: number translation and the copy/reverse task, with disjoint
-  train and held-out sets;
-- :mod:`~helpers.data.batching`: padded teacher-forcing batches from ``(src_ids, tgt_ids)``
-  pairs.
+- :mod:`~helpers.data.tasks`: number translation and copy/reverse, disjoint train and held-out;
+- :mod:`~helpers.data.batching`: padded teacher-forcing batches from ``(src, tgt)`` id pairs.
 
 Special token ids are the same for every task: ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2
 (and ``<unk>`` = 3 in a :class:`Vocab`). Sequences handed to :func:`make_batch` already end

@@ -556,7 +556,7 @@ def test_page_title_sidebar_and_headings_are_drawn_with_a_cjk_font(browser, base
     assert not unrendered, f"{path}: Chinese text drawn as empty boxes: {unrendered[:5]}"
 
 
-# Read from the disk, as the README says (file://): the same checks on a few pages per edition.
+# Read from the disk, as docs/book.md says (file://): the same checks on a few pages per edition.
 FROM_DISK = [INTRO, HAND_CALCULATION, "glossary.html", "exercises/01_attention/attention.html"]
 
 
