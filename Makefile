@@ -208,7 +208,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting in place
 	$(BIN)/ruff check --fix $(LINT_PATHS)
 	$(BIN)/ruff format $(LINT_PATHS)
 
-# The type checker on the three packages: strict on the reference model (what learners read),
+# The type checker on the four packages: strict on the reference model and the test cells' checks,
 # plain on the grader and the instructor tool. Settings in pyproject.toml ([tool.mypy]).
 typecheck: $(STAMP) ## Type-check helpers, checks, autograder and course with mypy (strict on helpers and checks)
 	$(BIN)/mypy
@@ -233,8 +233,8 @@ unit: $(STAMP) ## Only the fast tests (tests/unit), on every core
 # the type check; the book when stale, then every test with this machine's kernels (the book
 # tests read the site; tests/book/test_pdf.py prints the PDFs from it); and the cpu_kernels
 # tests with the other kind of kernels, which need no book and start at once (on as many
-# workers: with one, that pass took 11 min 40 s of a fresh clone's run, against 8 min 33 s).
-# More workers than cores was slower: 3 and 1 on 2 cores took longer than 2 and 2 (stop 35).
+# workers as the first pass: one was slower, and so were more workers than cores; the times
+# measured are in docs/testing.md).
 TEST_JOBS ?= $(UNIT_JOBS)
 KERNEL_JOBS ?= $(TEST_JOBS)
 XDIST_ARGS = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder

@@ -42,7 +42,7 @@ RUNS = {  # name -> (scheduler, workers)
     "dask, 2": ("local", 2),
     "dask, 4": ("local", 4),
 }
-A06_SECONDS = 23.0  # assignment 06 trains: measured ~23 s per notebook (issue 14)
+A06_SECONDS = 23.0  # assignment 06 trains: measured ~23 s per notebook (benchmarks/README.md)
 LEARNERS = (300, 3000)
 MACHINES = (1, 4, 16)
 CORES_PER_MACHINE = 16

@@ -35,7 +35,7 @@ every notebook a second time in each round with a cold ``python -m nbgrader``
 (the setting ``warm_nbgrader = false``), interleaved, and prints both medians side by side.
 
 Prints a table per assignment (median seconds of each stage over the rounds) and the median
-seconds per notebook; the target (issue 14) is a median of at most 3 s per notebook for
+seconds per notebook; the target is a median of at most 3 s per notebook for
 assignments 01-05 on an idle core. Writes benchmarks/out/grading_cost.json (not with --quick).
 """
 

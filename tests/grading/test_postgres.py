@@ -1,4 +1,4 @@
-"""A PostgreSQL gradebook: nbgrader's ``db_url`` on a real PostgreSQL server (issue 14).
+"""A PostgreSQL gradebook: nbgrader's ``db_url`` on a real PostgreSQL server.
 
 A throwaway server (tests/support/postgres.py: initdb into a temporary folder, a Unix socket only,
 passwords from a PGPASSFILE) serves the whole session. On it:

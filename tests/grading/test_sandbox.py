@@ -1,4 +1,4 @@
-"""Adversarial regression suite for the grading sandbox (issue: every submission in a sandbox).
+"""Adversarial regression suite for the grading sandbox: every submission runs in one.
 
 One class of assignment 01 goes through the real workflow, as separate processes the way an
 instructor runs them (``python -m course collect``, ``autograde --workers 2``, ``feedback``,

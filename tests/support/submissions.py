@@ -337,7 +337,7 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     )
     out["probe"] = (insert_cell(read(source(A1)), "imports", PROBE), "looks for the grader")
     out.update(accidents())
-    # Issue 22: answers the kernel no longer holds, the monitor gone around or switched off.
+    # Answers the kernel no longer holds, the monitor gone around or switched off.
     out["answers_by_name"] = (
         mutate(read(source(A1)), "    x = np.asarray(x)", "    return _plain_softmax(x, axis)"),
         "softmax calls the plain softmax a hidden test cell used to define",

@@ -69,7 +69,7 @@ SHARED = [d for d in DEFINITIONS if _reference(d[1], d[2]) is not None]
 
 def test_the_exercises_share_names_with_helpers():
     names = {f"{n}.{m}" if m else n for _, n, m, _ in SHARED}
-    # The names the issue singled out must be among them (a rename would silence this test).
+    # These names must be among them (a rename would silence this test).
     assert {"train_step", "greedy_decode", "Seq2SeqTransformer.decode"} <= names, names
     assert len(SHARED) >= 15, f"only {len(SHARED)} shared names: {sorted(names)}"
 
