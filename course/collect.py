@@ -607,7 +607,8 @@ def _choose(
 ) -> tuple[Placed, Learner | None, str]:
     """The reading to take, with a note when the download's name disagrees with the roster's:
     the leftmost whose learner the roster has and whose name there agrees with the
-    download's (and, for Blackboard, whose assignment is the download's); else the leftmost
+    download's (and, for Blackboard, whose assignment is the download's; for Canvas, where two
+    learners agree, the one with the longer name, with a note); else the leftmost
     if it is Canvas's anonymous prefix; else the leftmost whose learner the roster has and
     whose name the LMS could have written; else the leftmost."""
     known = [(p, _learner(index, layout, p)) for p in found]
@@ -616,6 +617,18 @@ def _choose(
         same = [(p, x) for p, x in known_only if p.assignment == assignment_name]
         known_only = same or known_only
     agreeing = [(p, x) for p, x in known_only if _agrees(layout, p, x)]
+    if layout == "canvas" and len({x.student_id for _, x in agreeing}) > 1:
+        # Canvas keeps a "_<digits>" at the end of a sortable name ("Smith, Bob_456" is
+        # written "smithbob_456_<user id>_"): the leftmost reading would give the file to
+        # user 456. The whole name is the uploader's: the longest name the roster confirms.
+        p, x = max(agreeing, key=lambda px: len(px[0].shown))
+        others = sorted({o.student_id for _, o in agreeing if o.student_id != x.student_id})
+        return (
+            p,
+            x,
+            f"the download's name {p.shown!r} ends in the id of another learner "
+            f"({', '.join(others)}): taken as {x.student_id}, whose whole name it is",
+        )
     if agreeing:
         return agreeing[0][0], agreeing[0][1], ""
     if found[0].anonymous:

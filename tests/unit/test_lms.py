@@ -366,6 +366,31 @@ def test_canvas_picks_the_reading_the_roster_confirms(tmp_path):
     assert submitted_ids(root) == {"ann"}
 
 
+def test_a_canvas_name_ending_in_another_learners_id_takes_nobody_elses_place(tmp_path, capsys):
+    """Mallory's sortable name "Smith, Bob_456" is written "smithbob_456_<her id>_", whose
+    leftmost reading is Bob's (user 456, named "smithbob"): her file stays hers, with a note,
+    and Bob's own upload stays his (not set aside as a second file of one learner)."""
+    root = course_root(tmp_path / "course")
+    roster = tmp_path / "export.csv"
+    roster.write_text(
+        "Student,ID,SIS Login ID,Section\n"
+        '"Smith, Bob",456,bob,S1\n"Smith, Bob_456",789,mallory,S1\n',
+        encoding="utf-8",
+    )
+    mallory, bob = L.GOOD, L.GOOD.replace(b"softmax", b"softmax ")
+    zpath = L.write_zip(
+        tmp_path / "s.zip",
+        {
+            "smithbob_456_789_3003_attention.ipynb": mallory,
+            "smithbob_456_5000_attention-1.ipynb": bob,
+        },
+    )
+    collect(zpath, Course(root), roster=roster)
+    assert submitted_ids(root) == {"bob", "mallory"}
+    assert sub(root, "mallory").read_bytes() == mallory and sub(root, "bob").read_bytes() == bob
+    assert "ends in the id of another learner (bob)" in capsys.readouterr().out
+
+
 def test_canvas_anonymous_grading(tmp_path, capsys):
     """anon_<id> and LATE_anon_<id>: nobody is in the roster by those ids; each is collected
     under a course id of their own (two ids that differ in case stay two learners)."""
