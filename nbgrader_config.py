@@ -103,8 +103,8 @@ c.Autograde.sanitize_preprocessors = [
 ]
 c.RestoreCells.release_directory = str(course.root / config.RELEASE)
 
-# Every cell gets a time limit; a cell over it is interrupted and graded as an error.
-c.Execute.timeout = max(1, round(course.settings.cell_timeout))
+# Every cell gets a time limit (the setting cell_timeout, below); a cell over it is interrupted
+# and graded as an error.
 c.Execute.interrupt_on_timeout = True
 # After the interrupt the kernel has this long to finish the cell (a cell inside one long C call,
 # such as a large allocation on a busy machine, stops only when that call returns). A kernel still
@@ -117,9 +117,8 @@ c.Execute.kernel_name = "afz-grader"
 c.KernelManager.transport = "ipc"
 os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)
 c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), f"afz-{os.getpid()}")  # <ip>-<port>
-# Execution with an output cap (the setting output_mb); then the verdicts, reached here from the
-# test cells' check records and the solution's values; then nbgrader's own steps.
-c.LimitedExecute.max_output_bytes = course.settings.output_bytes
+# Execution with an output cap (the setting output_mb, below); then the verdicts, reached here
+# from the test cells' check records and the solution's values; then nbgrader's own steps.
 c.Autograde.autograde_preprocessors = [
     LimitedExecute,
     Verdicts,
@@ -131,14 +130,19 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 # Feedback: visible test code and teaching messages only (no hidden tests, solution lines,
-# tracebacks or instructor paths); the setting feedback_shows_hidden shows hidden tests.
+# tracebacks or instructor paths); the setting feedback_shows_hidden (below) shows hidden tests.
 c.Verdicts.source_directory = str(course.solutions)
 c.LimitedExecute.source_directory = str(course.solutions)
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.SafeFeedback.source_directory = str(course.solutions)
-c.SafeFeedback.show_hidden_tests = course.settings.feedback_shows_hidden
 c.SafeFeedback.course_paths = os.pathsep.join(dict.fromkeys([str(ROOT), str(course.root)]))
 # The grading kernel's spec (tools/kernels/afz-grader) is found by nbgrader's own kernel
 # manager, never through JUPYTER_PATH: a Jupyter server that loads this file (nbgrader's
 # extensions do) must not offer the sandbox's kernel in its launcher.
 c.Execute.kernel_manager_class = GradingKernelManager
+# The grading settings that nbgrader's traitlets carry, each where its declaration says
+# (autograder/settings.py: cell_timeout to Execute.timeout, output_mb to
+# LimitedExecute.max_output_bytes, feedback_shows_hidden to SafeFeedback.show_hidden_tests).
+for trait, value in course.settings.traitlets().items():
+    section, _, name = trait.partition(".")
+    setattr(c[section], name, value)

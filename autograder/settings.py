@@ -45,18 +45,25 @@ def setting(
     *,
     grading: bool = False,
     least: float | None = None,
+    traitlet: str = "",
+    via: str = "",
 ) -> Any:
     """One setting's declaration: its default; its unit (in messages; "" for a flag or a
     text); what it limits, in Markdown as the instructor guide's table shows it, and the same
     in the guide's Chinese edition (``tools/settings_table.py`` writes the table and its
     catalog's rows from these); whether it can change a grade (then it is part of the grader's
-    fingerprint: a change grades every submission again); its least value (default: above 0)."""
+    fingerprint: a change grades every submission again); its least value (default: above 0);
+    the nbgrader traitlet that carries it into nbgrader's preprocessors, ``"Class.trait"``, if
+    one does (``nbgrader_config.py`` sets each from ``Settings.traitlets``), and ``via``, the
+    property that gives the value in the traitlet's own unit (default: the setting itself)."""
     metadata = {
         "unit": unit,
         "description": description,
         "zh": zh,
         "grading": grading,
         "least": least,
+        "traitlet": traitlet,
+        "via": via,
     }
     return field(default=default, metadata=metadata)
 
@@ -75,6 +82,8 @@ class Settings:
         "seconds one cell may run; then it is interrupted and graded as an error",
         "一个单元格最多可运行的秒数；超时即被中断，并按出错评分",
         grading=True,
+        traitlet="Execute.timeout",
+        via="execute_timeout",
     )
     notebook_timeout: float = setting(
         1800.0,
@@ -129,6 +138,8 @@ class Settings:
         "一个笔记本最多可打印的输出（MiB，含 widget 和 comm 消息）；"
         "超出部分被丢弃，测试的结果照样保留",
         grading=True,
+        traitlet="LimitedExecute.max_output_bytes",
+        via="output_bytes",
     )
     sandbox: bool = setting(
         True,
@@ -182,6 +193,7 @@ class Settings:
         "",
         "feedback shows the hidden tests' code (after the deadline)",
         "反馈中显示隐藏测试的代码（截止日期之后）",
+        traitlet="SafeFeedback.show_hidden_tests",
     )
     # the gradebook
     gradebook_url: str = setting(
@@ -196,6 +208,20 @@ class Settings:
     @property
     def output_bytes(self) -> int:
         return int(self.output_mb * 1024 * 1024)
+
+    @property
+    def execute_timeout(self) -> int:
+        """``cell_timeout`` as nbgrader's ``Execute.timeout`` takes it: whole seconds, 1 or more."""
+        return max(1, round(self.cell_timeout))
+
+    def traitlets(self) -> dict[str, Any]:
+        """``{"Class.trait": value}`` for each setting that an nbgrader traitlet carries (its
+        declaration names the traitlet); ``nbgrader_config.py`` sets them all."""
+        return {
+            f.metadata["traitlet"]: getattr(self, f.metadata["via"] or f.name)
+            for f in DECLARED
+            if f.metadata["traitlet"]
+        }
 
     def where(self, name: str) -> str:
         """``name = value, <where it was set>``, for a message."""

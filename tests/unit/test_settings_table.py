@@ -107,10 +107,25 @@ def test_the_catalog_s_rows_are_written_back(tmp_path):
     assert copy.read_bytes() == CATALOG.read_bytes()
 
 
-def test_the_traitlets_take_the_declared_defaults():
-    defaults = st.Settings()
-    assert LimitedExecute.max_output_bytes.default_value == defaults.output_bytes
-    assert SafeFeedback.show_hidden_tests.default_value is defaults.feedback_shows_hidden
+def test_the_course_s_traitlets_take_the_declared_defaults():
+    """Each traitlet a declaration names exists; those of the course's own preprocessors
+    (autograder/nbgrader_plugins.py) default to the setting's default, in their unit."""
+    from autograder import nbgrader_plugins
+
+    carried = st.Settings().traitlets()
+    assert {
+        "Execute.timeout",
+        "LimitedExecute.max_output_bytes",
+        "SafeFeedback.show_hidden_tests",
+    } <= set(carried)
+    for trait, default in carried.items():
+        section, _, name = trait.partition(".")
+        owner = getattr(nbgrader_plugins, section)
+        assert name in owner.class_trait_names(config=True), trait
+        if owner.__module__ == nbgrader_plugins.__name__:
+            assert owner.class_traits()[name].default_value == default, trait
+    assert LimitedExecute.max_output_bytes.default_value == st.Settings().output_bytes
+    assert SafeFeedback.show_hidden_tests.default_value is False
 
 
 def test_nbgrader_config_carries_a_run_s_settings_into_the_traitlets(tmp_path, monkeypatch):
@@ -132,4 +147,7 @@ def test_nbgrader_config_carries_a_run_s_settings_into_the_traitlets(tmp_path, m
     assert config.Execute.timeout == 77
     assert config.LimitedExecute.max_output_bytes == int(1.5 * 2**20)
     assert config.SafeFeedback.show_hidden_tests is True
+    for trait, value in changed.traitlets().items():
+        section, _, name = trait.partition(".")
+        assert config[section][name] == value, trait
     assert config.CourseDirectory.root == str(tmp_path.resolve())
