@@ -280,3 +280,27 @@ def test_docs_index_lists_every_page():
     assert sorted((pages | folders) - links) == [], "pages of docs/ the index leaves out"
     for link in links:
         assert (REPO / "docs" / link).exists(), link
+
+
+PRIVATE = re.compile(r"\b[Ii]ssues? #?\d+|\(stop \d+\)|\bthe house\b|\b(four|other|the) rooms\b")
+
+
+def test_no_issue_numbers_or_private_words_in_the_docs_and_comments():
+    """A reader has no key to "issue 23", "(stop 35)" or "the four rooms": the README, the
+    docs, the guides and the code's comments say what they mean instead."""
+    files = subprocess.run(
+        ["git", "ls-files", "*.md", "*.py", "Makefile", "pyproject.toml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    found = []
+    for name in files:
+        if name.startswith(("locale/", "seed/")) or not (REPO / name).is_file():
+            continue
+        for number, line in enumerate((REPO / name).read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0] if name.endswith(".py") else ""
+            if PRIVATE.search(line) and not PRIVATE.search(code):
+                found.append(f"{name}:{number}: {line.strip()}")
+    assert found == [], "\n".join(found)
