@@ -1,8 +1,9 @@
 """Watching a call for forbidden built-ins, in the learner's kernel (a best effort).
 
 :func:`call_watched` runs the learner's function with a profiler hook (Python code of the
-course's references, C built-ins called from Python, also in threads started meanwhile) and a
-torch function mode (torch functions, also when C code such as ``map`` calls them). What it
+course's references, C built-ins called from Python, also in threads started meanwhile), a
+torch function mode (torch functions, also when C code such as ``map`` calls them) and a torch
+dispatch mode (the kernels a forbidden function runs, by whatever name they were reached). What it
 sees is a record like any other; the grader also reads the source (``autograder/scan.py``).
 """
 
@@ -43,6 +44,14 @@ class _Targets:
         self.code: dict[str, list[tuple[str, str]]] = {}  # file -> [(qualname, label)]
         self.builtin_names: dict[str, str] = {}
         self.builtin_ids: dict[int, str] = {}
+        # forbidden PyTorch functions that are kernels of their own (torch.ops.aten.softmax),
+        # by the kernel's name: the first dotted name of each is the one a message gives
+        self.kernel_names: dict[str, str] = {}
+        aten = getattr(sys.modules.get("torch"), "ops", None)
+        for dotted in forbidden:
+            last = dotted.rpartition(".")[2]
+            if dotted.startswith("torch.") and aten is not None and hasattr(aten.aten, last):
+                self.kernel_names.setdefault(last, dotted)
         for dotted in forbidden:
             obj = _resolve(dotted)
             if obj is None:
@@ -77,11 +86,25 @@ class _Targets:
         return None
 
     def match_builtin(self, fn: Any) -> str | None:
+        fn = getattr(fn, "func", fn) if type(fn).__name__ == "partial" else fn
         label = self.builtin_ids.get(id(fn))
         if label is None:
             label = self.builtin_names.get(getattr(fn, "__name__", None) or "")
         return label
 
+    def match_kernel(self, op: str) -> str | None:
+        """The forbidden built-in whose PyTorch kernel ``op`` is (``aten::_softmax`` for
+        ``torch.softmax``), whatever Python name, partial, C call or JIT operator reached it;
+        the longest name that the kernel's name holds (``log_softmax`` before ``softmax``)."""
+        kernel = op.rpartition("::")[2]
+        for name in sorted(self.kernel_names, key=len, reverse=True):
+            if name in kernel or name in _KERNEL_FAMILIES and _KERNEL_FAMILIES[name] in kernel:
+                return f"{self.kernel_names[name]} (its kernel {op} ran)"
+        return None
+
+
+# the private kernels a public one dispatches to, where their names do not hold its name
+_KERNEL_FAMILIES = {"scaled_dot_product_attention": "scaled_dot_product"}
 
 _MONITOR_SWITCHES = {"setprofile", "settrace"}  # sys.* and threading.* switches
 
@@ -94,8 +117,9 @@ def call_watched(
     hits: list[str],
 ) -> Any:
     """Run ``fn`` watched three ways: a profiler hook (Python code of the references, C
-    built-ins called from Python, also in threads started meanwhile) and a torch function
-    mode (torch functions, also when C code such as ``map`` calls them)."""
+    built-ins called from Python, also in threads started meanwhile), a torch function mode
+    (torch functions, also when C code such as ``map`` calls them) and a torch dispatch mode
+    (the kernels of forbidden functions, forward and backward)."""
     import threading
 
     targets = _Targets(forbidden)
@@ -118,20 +142,73 @@ def call_watched(
                     "the check's monitor off)")  # fmt: skip
 
     mode = _torch_watch(targets, hit)
+    kernels = _KernelWatch(targets, hits, hit)
     previous, previous_threads = sys.getprofile(), threading.getprofile()
     threading.setprofile(hook)
     sys.setprofile(hook)
     try:
-        if mode is None:
-            return fn(*args, **kwargs)
-        with mode:
-            return fn(*args, **kwargs)
+        with kernels:
+            if mode is None:
+                return fn(*args, **kwargs)
+            with mode:
+                return fn(*args, **kwargs)
     finally:
         watching[0] = False
         if sys.getprofile() is not hook:
             hit("sys.setprofile (it removed the check's monitor)")
         sys.setprofile(previous)
         threading.setprofile(previous_threads)
+
+
+class _KernelWatch:
+    """The kernels PyTorch dispatches while the call runs, seen by a torch dispatch mode
+    (below autograd: the forward's and the backward's kernels): a forbidden function's kernel
+    is seen however it was reached (a private name, ``functools.partial`` from C, ``torch._C``
+    switches that silence the torch function mode, a JIT operator). Nothing is watched where
+    no forbidden name is a kernel of its own. A kernel is named only when nothing else named
+    the call (its Python name is the clearer message)."""
+
+    def __init__(self, targets: _Targets, hits: list[str], hit: Callable[[str | None], None]):
+        self.targets, self.hits, self.hit = targets, hits, hit
+        self.mode: Any = None
+        self.seen: dict[Any, str | None] = {}  # kernel -> its forbidden label, or None
+        self.named = len(hits)
+
+    def __enter__(self) -> _KernelWatch:
+        if not self.targets.kernel_names or "torch" not in sys.modules:
+            return self
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        seen, match = self.seen, self.targets.match_kernel
+
+        class Kernels(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                return False  # its wrapper imports torch._dynamo: 1.4 s and 74 MB at first use
+
+            def __torch_dispatch__(
+                self,
+                func: Any,
+                types: Any,
+                args: tuple[Any, ...] = (),
+                kwargs: dict[str, Any] | None = None,
+            ) -> Any:
+                if func not in seen:
+                    seen[func] = match(func._schema.name)
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Kernels()  # type: ignore[no-untyped-call]
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.mode is None:
+            return
+        self.mode.__exit__(None, None, None)
+        if len(self.hits) > self.named:
+            return
+        for label in sorted({label for label in self.seen.values() if label}):
+            self.hit(label)
 
 
 def _torch_watch(targets: _Targets, hit: Callable[[str | None], None]) -> Any:

@@ -5,6 +5,7 @@ without nbgrader. The same machinery through the real workflow: tests/grading/te
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import subprocess
@@ -327,8 +328,18 @@ def via_unset(x):
         sys.setprofile(saved)
 
 
+def via_disabled_function_mode(x):
+    with torch._C.DisableTorchFunction():
+        return torch.softmax(x, -1)
+
+
 CHEATS = {
     "direct": lambda x: torch.softmax(x, -1),
+    "private": lambda x: torch._softmax(x, -1, False),
+    "operator": lambda x: torch.ops.aten._log_softmax(x, -1, False).exp(),
+    "partial": lambda x: functools.partial(torch.softmax, dim=-1)(x),
+    "disabled function mode": via_disabled_function_mode,
+    "traced": lambda x: torch.jit.trace(lambda y: torch.softmax(y, -1), (x,))(x),
     "method": lambda x: x.softmax(-1),
     "functional": lambda x: torch.nn.functional.softmax(x, dim=-1),
     "map": lambda x: torch.stack(list(map(torch.softmax, x, [-1] * len(x)))),
@@ -342,6 +353,34 @@ def test_watch_sees_builtins_by_several_routes(cheat):
     hits: list[str] = []
     call_watched(CHEATS[cheat], (torch.randn(3, 4),), {}, SOFTMAX_BUILTINS, hits)
     assert hits, cheat
+
+
+def test_watch_names_a_kernel_only_when_no_python_name_was_seen():
+    hits: list[str] = []
+    call_watched(lambda x: torch.ops.aten._softmax(x, -1, False), (torch.randn(3),), {},
+                 SOFTMAX_BUILTINS, hits)  # fmt: skip
+    assert hits == ["torch.softmax (its kernel aten::_softmax ran)"]
+    hits = []
+    q = torch.randn(1, 1, 2, 4)
+    call_watched(lambda: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, q, q),
+                 (), {}, ATTENTION_BUILTINS, hits)  # fmt: skip
+    assert hits == ["torch.nn.functional.scaled_dot_product_attention (its kernel "
+                    "aten::_scaled_dot_product_flash_attention_for_cpu ran)"]  # fmt: skip
+    hits = []
+    call_watched(torch.softmax, (torch.randn(3), -1), {}, SOFTMAX_BUILTINS, hits)
+    assert hits == ["torch.softmax"]
+
+
+def test_watch_accepts_own_code_with_its_backward():
+    def own(x):
+        x = x.clone().requires_grad_()
+        e = (x - x.amax(-1, keepdim=True)).exp()
+        (e / e.sum(-1, keepdim=True)).pow(2).sum().backward()
+        return x.grad
+
+    hits: list[str] = []
+    call_watched(own, (torch.randn(2, 3, dtype=torch.float64),), {}, SOFTMAX_BUILTINS, hits)
+    assert hits == []
 
 
 def test_watch_accepts_own_code_and_restores_the_profiler():
