@@ -16,8 +16,9 @@ process. The kernel, where the learner's code runs, gets the *kernel form*:
   str, getattr``; ``import numpy as np``), so that a learner's global ``str`` or ``np`` is never
   what a test cell calls; the names it binds stay its locals (gone when the cell ends), but
   for those another cell reads;
-* when it ends, the form clears itself from the kernel's history (``checks.forget``): the
-  learner's later cells do not find a hidden test's inputs in ``In`` or ``linecache``.
+* before it calls the learner's code, the form clears itself from the kernel's history
+  (``checks.forget``): the code it calls, and the learner's later cells, do not find a hidden
+  test's code in ``In``, the ``_i`` names or ``linecache``.
 
 So nothing in the kernel computes or holds a value a verdict compares with; a learner's code
 that looks for one (in the cell's globals, its frames, its source in ``In[]``) finds inputs.
@@ -42,16 +43,16 @@ from autograder import contracts, regions
 # check -> how many leading positional arguments the kernel keeps (name and value)
 RECORDED = {"close": 2, "equal": 2, "shape": 2, "agree": 2, "true": 2}
 WRAPPER = "_afz_test_cell"  # the function a kernel form runs in
-# After the test, whatever it raised: the form itself is cleared from the kernel's history
-# (checks.forget), so that no later cell finds a hidden test's inputs there.
+# Before the test calls the learner's code, the form clears itself from the kernel's history
+# (checks.forget): neither the code it calls nor a later cell finds a hidden test's code there.
 RUN_AND_FORGET = """
+from checks.forget import forget_this_cell as _afz_forget
+_afz_forget()
+del _afz_forget
 try:
     {wrapper}()
 finally:
     del {wrapper}
-    from checks.forget import forget_this_cell as _afz_forget
-    _afz_forget()
-    del _afz_forget
 """
 BUILTINS = frozenset(dir(builtins))
 

@@ -2,9 +2,10 @@
 
 IPython keeps the source of every cell it ran: in its input history (``In``, ``_ih``), in the
 names ``_i`` and ``_i<n>``, and in ``linecache`` (for tracebacks). A grading kernel's test cell
-runs in its answer-free kernel form, with its hidden tests' inputs; the cells after it, the
-learner's included, should not find that form there. :func:`forget_this_cell` (called by the
-kernel form as it ends) blanks the running cell in all three; outside IPython it does nothing.
+runs in its answer-free kernel form, with its hidden tests' inputs; neither the learner's code
+it calls nor the cells after it should find that form there. :func:`forget_this_cell` (called
+by the kernel form before it calls anything of the learner's) blanks the running cell in all
+three; outside IPython it does nothing.
 """
 
 from __future__ import annotations

@@ -130,3 +130,25 @@ class _RecordingTest:
 
     def close(self, name, value):
         _RecordingTest.seen.append(value)
+
+
+def test_the_code_a_test_calls_does_not_find_the_tests_code_in_the_history():
+    """While a test cell runs, the learner's function it calls reads IPython's history, the
+    ``_i`` names and ``linecache``: the test's kernel form is already gone from all three."""
+    import linecache
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    found = []
+
+    def peek(a):
+        kept = shell.history_manager.input_hist_raw[-1] + str(shell.user_ns.get("_i", ""))
+        kept += "".join(line for entry in linecache.cache.values() for line in entry[2])
+        found.append("hidden_input_7" in kept)
+        return a
+
+    form = kernel_form("t = Test('x')\nhidden_input_7 = [1.5]\nt.close('y', f(hidden_input_7))\n")
+    shell.user_ns.update(Test=_RecordingTest, f=peek)
+    assert shell.run_cell(form, store_history=True).success
+    assert found == [False]
