@@ -95,6 +95,15 @@ MUTATING = frozenset(
 )
 MONITORS = frozenset(
     {
+        "_thread.start_new_thread",
+        "_thread.start_joinable_thread",
+        "_thread.start_new",
+        "torch._C.DisableTorchFunction",
+        "torch._C.DisableTorchFunctionSubclass",
+        "torch._C._DisableTorchDispatch",
+        "torch._C._disabled_torch_function_impl",
+        "torch.autograd._disable_profiler",
+        "torch.autograd.profiler._disable_profiler",
         "sys.setprofile",
         "sys.settrace",
         "threading.setprofile",
@@ -159,6 +168,24 @@ KNOWN_EXTENSIONS = frozenset({"autoreload", "storemagic"})
 # ``from M import *`` of these binds whatever M exports, forbidden built-ins among them: the
 # reading imports M (in the grader's process) to learn which names those are.
 STAR_FAMILIES = frozenset({"torch", "functorch", "helpers", "checks"})
+# the modules of those families whose star import the reading follows (a star import of
+# another is noted: importing an arbitrary module in the grader's process may run anything)
+STAR_MODULES = frozenset(
+    {
+        "torch",
+        "torch.nn",
+        "torch.nn.functional",
+        "torch.special",
+        "torch.linalg",
+        "torch.fft",
+        "torch.nn.init",
+        "torch.nn.modules",
+        "torch.nn.modules.activation",
+        "torch.distributions",
+        "torch.distributions.utils",
+        "functorch",
+    }
+)
 # Looking around the kernel: noted, never refused (the kernel holds no answer).
 LOOKING = (
     "gc.get_objects",
@@ -174,6 +201,10 @@ LOOKING = (
     "pickle.load",
     "marshal.load",
     "importlib.util.find_spec",
+    "sys.exc_info",
+    "sys.last_traceback",
+    "linecache",
+    "<shell>.",
 )
 HISTORY_NAMES = frozenset({"In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "_"})
 HISTORY_NAME = re.compile(r"^_i?\d+$")  # _i3, _3: IPython's numbered inputs and outputs
@@ -213,6 +244,7 @@ class Binding:
     setattrs: list[tuple[Chain, Finding]] = field(default_factory=list)  # setattr(X, ...)
     mutations: list[tuple[Chain, Finding]] = field(default_factory=list)  # X.update(...)
     calls: list[tuple[Chain, Finding]] = field(default_factory=list)  # what it calls
+    strings: list[tuple[str, Finding]] = field(default_factory=list)  # its string constants
     locals: frozenset[str] = frozenset()  # names its functions bind for themselves
     local_aliases: dict[str, str] = field(default_factory=dict)  # imports inside a function
     test_reads: list[tuple[str, Finding]] = field(default_factory=list)
@@ -250,6 +282,8 @@ class Scan:
         self.bindings: dict[str, list[Binding]] = {}
         self.tests: dict[str, int] = {}  # grade_id -> the code cell it runs in
         self.now: list[Binding] = []  # what each top-level statement does when it runs
+        self._changes_seen: dict[tuple, Refusal | None] = {}
+        self._reached_seen: dict[tuple, list[tuple[Binding, Pos]]] = {}
         self.notes: list[tuple[str, Finding]] = []  # (why it is noted, where)
         self.learner_cells: set[int] = set()
         number = 0
@@ -349,8 +383,17 @@ class Scan:
         binding.uses += now.uses
         binding.reads |= now.reads
         binding.test_reads += now.test_reads
+        binding.strings += now.strings
         for name in _stmt_bound(stmt):
             self.bindings.setdefault(name, []).append(binding)
+        # what changes a global's value without binding it anew: tools.update(sm=...),
+        # tools["sm"] = ..., and an assignment inside a function that declares it global
+        for name in _mutated(stmt) | _declared_global(stmt):
+            extra = Binding(pos, conditional=True, deferred=binding.deferred)
+            extra.uses, extra.reads, extra.locals = binding.uses, binding.reads, binding.locals
+            extra.strings = binding.strings
+            extra.local_aliases = binding.local_aliases
+            self.bindings.setdefault(name, []).append(extra)
 
     def _bind_imports(
         self, number: int, pos: Pos, stmt: ast.Import | ast.ImportFrom, conditional: bool
@@ -373,6 +416,8 @@ class Scan:
         for a in stmt.names:
             if a.name == "*":
                 where = Finding(f"from {stmt.module} import *", number, line)
+                if stmt.module.split(".")[0] in STAR_FAMILIES and not _exported(stmt.module):
+                    self._note("code the reading cannot see", f"`{where.what}`", number, line)
                 for name, dotted in _exported(stmt.module):
                     b = Binding(pos, conditional, alias=dotted)
                     b.uses.append((("<dotted>", dotted), where))
@@ -434,6 +479,8 @@ class Scan:
                     binding.writes.append((chain, found(f"{verb} `{ast.unparse(t)}`")))
         if isinstance(node, ast.Call):
             self._look_at_call(number, node, binding, found)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            binding.strings.append((node.value, found(repr(node.value))))
 
     def _look_at_names(self, number: int, node: ast.AST, chain: Chain, line: int) -> None:
         if isinstance(node, ast.Name):
@@ -556,6 +603,12 @@ class Scan:
         return self._reached_from(start, self._test_pos(grade_id))
 
     def _reached_from(self, start: set[str], at: Pos) -> list[tuple[Binding, Pos]]:
+        key = (frozenset(start), at)
+        if key not in self._reached_seen:
+            self._reached_seen[key] = self._walk_names(start, at)
+        return self._reached_seen[key]
+
+    def _walk_names(self, start: set[str], at: Pos) -> list[tuple[Binding, Pos]]:
         todo = [(name, at) for name in start]
         seen: set[tuple[str, Pos]] = set()
         found: list[tuple[Binding, Pos]] = []
@@ -593,10 +646,22 @@ class Scan:
                 return refusal
         return None
 
-    def _changes(self, binding: Binding, when: Pos, *, top: bool, depth: int = 0) -> Refusal | None:
+    def _changes(
+        self, binding: Binding, when: Pos, *, top: bool, expand: bool = True
+    ) -> Refusal | None:
         """The first write into a module or the shell that ``binding`` makes when its names
         mean what they mean at ``when`` (and, in code a test calls, the monitor switched
-        off); a top-level call of the learner's function makes that function's writes."""
+        off); a top-level call of the learner's function makes the writes of all the code
+        that call reaches (``expand``). Each answer is kept: a notebook of functions calling
+        one another many ways is read once."""
+        key = (id(binding), when, top, expand)
+        if key not in self._changes_seen:
+            self._changes_seen[key] = self._first_change(binding, when, top=top, expand=expand)
+        return self._changes_seen[key]
+
+    def _first_change(
+        self, binding: Binding, when: Pos, *, top: bool, expand: bool
+    ) -> Refusal | None:
         for chain, finding in binding.writes:
             refusal = _write_refusal(chain, finding, self, when, binding)
             if refusal:
@@ -624,10 +689,10 @@ class Scan:
                         f"({finding.where()}), in code this test calls. The test cannot see "
                         "what your function called, so it scores 0. Remove it.",
                     )
-            if top and len(chain) == 1 and depth < 5:  # setup() at the top level: its body
+            if top and expand and len(chain) == 1:  # setup() at the top level: its body
                 for b, look_up in self._reached_from({chain[0]}, when):
                     if b.deferred:
-                        refusal = self._changes(b, look_up, top=True, depth=depth + 1)
+                        refusal = self._changes(b, look_up, top=True, expand=False)
                         if refusal:
                             return refusal
         return None
@@ -658,6 +723,17 @@ class Scan:
         self, grade_id: str, start: set[str] | None, forbidden: set[str]
     ) -> Refusal | None:
         for binding, when in self.reached(grade_id, start):
+            for text, where in binding.strings:
+                hit = _named_kernel(text, forbidden)
+                if hit:
+                    return Refusal(
+                        "forbidden",
+                        where,
+                        f"The string {where.what} ({where.where()}) names {hit}, the PyTorch "
+                        "kernel that does the job this exercise asks you to write yourself "
+                        "(reached through getattr, operator, torch.ops or the JIT). Rewrite it "
+                        "with basic tensor operations. The test scores 0.",
+                    )
             for chain, where in binding.uses:
                 for used in self.dotted(chain, when, binding):
                     hit = _forbidden(used, forbidden)
@@ -789,6 +865,24 @@ def _forbidden(used: str, forbidden: set[str]) -> str | None:
         # helpers.model.F.softmax or helpers.interop.nn.functional.softmax (a module's own
         # imports)
         return used
+    return None
+
+
+KERNEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _named_kernel(text: str, forbidden: set[str]) -> str | None:
+    """The forbidden built-in whose kernel a string names by a private or operator spelling
+    (``"_softmax"``, ``"aten::softmax"``, ``"torch.ops.aten._softmax"``); ``"softmax"`` alone,
+    as a message or a docstring says it, is not one."""
+    operator = "::" in text or text.startswith(("torch.ops", "ops.", "aten"))
+    for token in KERNEL_NAME.findall(text):
+        if not (token.startswith("_") or operator):
+            continue
+        for f in sorted(forbidden):
+            name = f.rpartition(".")[2]
+            if f.startswith("torch.") and name[:1].islower() and token.lstrip("_").startswith(name):
+                return f
     return None
 
 
@@ -956,11 +1050,11 @@ def _exported(module: str) -> tuple[tuple[str, str], ...]:
     import importlib
     import types
 
-    if module.split(".")[0] not in STAR_FAMILIES:
-        return ()
+    if module not in STAR_MODULES and module.split(".")[0] not in ("helpers", "checks"):
+        return ()  # its import could run anything in the grader's process (sys.exit, say)
     try:
         mod = importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - not importable here: it fails in the kernel too
+    except BaseException:  # noqa: BLE001 - a module that exits on import stops nothing here
         return ()
     names = getattr(mod, "__all__", None)
     if names is None:
@@ -1047,6 +1141,46 @@ def _run_later(stmt: ast.stmt) -> set[int]:
     return inside
 
 
+def _mutated(stmt: ast.stmt) -> set[str]:
+    """Global names whose value ``stmt`` changes in place at the top level: ``d[k] = v``,
+    ``d.update(...)``, ``o.attr = v`` (the object is the learner's; a module's is a write)."""
+    names: set[str] = set()
+    later = _run_later(stmt)
+    for node in ast.walk(stmt):
+        if id(node) in later or _is_def(stmt):
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for t in _written(targets):
+            base = _innermost(t)
+            while isinstance(base, ast.Attribute | ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in MUTATING and isinstance(node.func.value, ast.Name):
+                names.add(node.func.value.id)
+    return names
+
+
+def _declared_global(stmt: ast.stmt) -> set[str]:
+    """Names a function of ``stmt`` declares ``global`` and assigns."""
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+            assigned = {
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            names |= declared & assigned
+    return names
+
+
 def _locals(stmt: ast.stmt) -> set[str]:
     """Names bound inside ``stmt``'s functions, lambdas and comprehensions (arguments,
     assignments, imports): in there they are the function's own, not the notebook's."""
@@ -1066,7 +1200,7 @@ def _locals(stmt: ast.stmt) -> set[str]:
             names.add(node.name)
     if not _is_def(stmt):  # a top-level assignment binds its own targets for the notebook
         names -= _stmt_bound(stmt)
-    return names
+    return names - {n for g in ast.walk(stmt) if isinstance(g, ast.Global) for n in g.names}
 
 
 def _bound_names(source: str, imports: bool = True) -> set[str]:

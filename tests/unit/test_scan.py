@@ -247,3 +247,58 @@ def test_code_built_to_crash_the_reading_is_a_note(cell):
     nb = learner(extra=cell)
     assert problem(nb) is None
     assert any("nested too deeply" in n for n in Scan(nb, SOURCE).noted())
+
+
+@pytest.mark.parametrize(
+    ("body", "extra"),
+    [
+        # the kernel stored where no name binds it
+        ("    return _tools['sm'](torch.as_tensor(x), axis, False).numpy()",
+         "_tools = {}\n_tools.update(sm=torch._softmax)"),
+        ("    return _tools['sm'](torch.as_tensor(x), axis, False).numpy()",
+         "_tools = {}\n_tools['sm'] = torch._softmax"),
+        ("    return _sm(torch.as_tensor(x), axis, False).numpy()",
+         "def _setup():\n    global _sm\n    _sm = torch._softmax\n\n\n_setup()"),
+        # the kernel named in a string
+        ("    import operator\n    sm = operator.attrgetter('_softmax')(torch)\n"
+         "    return sm(torch.as_tensor(x), axis, False).numpy()", ""),
+        ("    import functools\n"
+         "    op = functools.reduce(getattr, ('ops', 'aten', '_softmax', 'default'), torch)\n"
+         "    return op(torch.as_tensor(x), axis, False).numpy()", ""),
+        ("    op = torch._C._jit_get_operation('aten::_softmax')[0]\n"
+         "    return op(torch.as_tensor(x), axis, False).numpy()", ""),
+        # the monitors switched off or gone around
+        ("    with torch._C.DisableTorchFunction():\n        y = torch.exp(torch.as_tensor(x))\n"
+         "    return (y / y.sum(axis, keepdims=True)).numpy()", ""),
+        ("    import _thread\n\n    _thread.start_new_thread(print, ('x',))\n"
+         "    x = np.asarray(x)", ""),
+    ],
+)  # fmt: skip
+def test_the_kernel_stored_named_in_a_string_or_run_past_the_monitors_is_refused(body, extra):
+    """Written by a red team that had the code: each passed with full marks and no note."""
+    message = problem(learner(by=body, extra=extra))
+    assert message and "scores 0" in message and "code cell" in message, (body, extra)
+
+
+def test_a_star_import_of_a_module_that_exits_on_import_stops_nothing():
+    """The reading imports a star-imported module only from a list it knows; another (one that
+    calls sys.exit on import stopped nbgrader, a grader error graded again at every run) is
+    a note."""
+    nb = learner(extra="from torch.utils.model_dump.__main__ import *")
+    assert problem(nb) is None
+    assert any("model_dump" in n for n in Scan(nb, SOURCE).noted())
+
+
+def test_functions_calling_one_another_every_way_are_read_at_once():
+    """Ten functions that each call all ten, and one call at the top level: read once each
+    (the reading took minutes per test before, and held a grading worker)."""
+    import time
+
+    defs = "\n".join(
+        f"def f{i}():\n    return 0 if True else " + "+".join(f"f{j}()" for j in range(10))
+        for i in range(10)
+    )
+    nb = learner(extra=defs + "\nf0()")
+    start = time.perf_counter()
+    assert problem(nb) is None
+    assert time.perf_counter() - start < 5
