@@ -99,7 +99,8 @@ def backward(
     if module is not None:
         module.train(train)
     leaves = [x.detach().clone().requires_grad_() if _tensors(x) else x for x in inputs]
-    out = t.call(piece, *leaves, forbidden=forbidden, what=what)
+    with torch.enable_grad():  # whatever a scratch cell set (torch.set_grad_enabled(False))
+        out = t.call(piece, *leaves, forbidden=forbidden, what=what)
     outputs = _tensors(out)
     if not outputs or not any(o.requires_grad for o in outputs):
         raise AssertionError(
@@ -108,11 +109,12 @@ def backward(
             "结果不带梯度（被 detach、在 no_grad 下计算或由数字重建），计算它的参数学不到东西。"
         )
     try:
-        loss = sum(
-            (o * randn(BACKWARD_SEED + i, *o.shape, dtype=o.dtype)).sum()
-            for i, o in enumerate(outputs)
-        )
-        loss.backward()
+        with torch.enable_grad():
+            loss = sum(
+                (o * randn(BACKWARD_SEED + i, *o.shape, dtype=o.dtype)).sum()
+                for i, o in enumerate(outputs)
+            )
+            loss.backward()
     except RuntimeError as err:
         mode = "in training mode" if train else "in eval mode"
         raise AssertionError(
@@ -183,6 +185,7 @@ def dtypes(
             or f"{kind} inputs give {kind} results (the text says: in the dtype of the inputs). "
             f"输入是 {kind}，结果也应是 {kind}。",
         )
+        t.equal(f"{label}: the shape of the result for {kind} inputs", _shapes(out))
         precise = kind.endswith("64")
         t.close(
             f"{label}: the result for {kind} inputs",
@@ -243,7 +246,9 @@ def call_order(
     if alike is not None:
         steps.append(("a call with the first's sizes and other values", alike))
     for step, call in steps:
-        t.close(f"{label}: {step}", fingerprint(call()), hint=hint)
+        out = call()
+        t.equal(f"{label}: the shape of {step}", _shapes(out))
+        t.close(f"{label}: {step}", fingerprint(out), hint=hint)
     _change_in_place(first())
     t.close(
         f"{label}: a call after the caller changed an earlier result in place",
