@@ -11,7 +11,12 @@ notebook's metadata, and the whole notebook scores 0. Before nbgrader reads a su
 * every solution cell keeps the learner's code under the release's metadata; a second cell
   with the same grade id (a copy) stays as plain code, and a cell with a grade id the release
   does not know (a renamed copy) becomes plain code too;
-* the learner's other cells stay where they were.
+* a cell that lost its metadata is recognised where it can be: a copy of a released test or
+  read-only cell by its source, the learner's code for a solution cell by the functions and
+  classes the released cell defines (a notebook pasted into a new one keeps its grade);
+* the learner's other cells stay where they were (a helper cell between a solution cell and
+  its test still runs before the test);
+* a character that is not text (a lone surrogate, which no file can hold) becomes U+FFFD.
 
 Nothing a learner can do to the metadata gains anything: the tests, their places and their
 points are the release's. What was put back is listed in a note at the top of the notebook,
@@ -20,7 +25,9 @@ which feedback shows.
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
 from typing import Any
 
 from autograder import regions
@@ -51,10 +58,33 @@ def _plain(cell: dict[str, Any]) -> dict[str, Any]:
     return cell
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_only(value: Any) -> tuple[Any, int]:
+    """``value`` (JSON: dicts, lists, strings) with every lone surrogate made U+FFFD, and how
+    many there were: JSON's ``"\\ud800"`` reads as one, and no UTF-8 file can hold it."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.subn("\ufffd", value)
+    if isinstance(value, list):
+        pairs = [text_only(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        pairs_by_key = {text_only(k)[0]: text_only(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs_by_key.items()}, sum(
+            n for _, n in pairs_by_key.values()
+        )
+    return value, 0
+
+
 def restore(nb: dict[str, Any], release: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``nb`` rebuilt on the release's cells (see the module's docstring), and what changed."""
     kinds = {_meta(c)["grade_id"]: (_kind(c), c) for c in release.get("cells", []) if _kind(c)}
     notes: list[str] = []
+    nb, replaced = text_only(nb)
+    if replaced:
+        notes.append(f"{replaced} character(s) that are not text (lone surrogates) became \ufffd")
+    nb = {**nb, "cells": _recognised(nb.get("cells", []), release, notes)}
     cells: list[dict[str, Any]] = []
     seen_solutions: set[str] = set()
     found_fixed: dict[str, list[int]] = {}
@@ -118,7 +148,11 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> tuple[dict[str, Any]
         if here is None:
             notes.append(f"the cell {grade_id!r} was missing: the released cell was put back")
         earlier = [i for g, _, _ in graded[:k] if (i := _index(out, g)) is not None]
-        out.insert(max(earlier) + 1 if earlier else 0, cell)
+        low = max(earlier) + 1 if earlier else 0
+        # up to the next graded cell: the learner's own cells after the preceding one
+        high = next((i for i in range(low, len(out)) if _meta(out[i]).get("grade_id") in kinds),
+                    len(out))  # fmt: skip
+        out.insert(here if here is not None and low <= here <= high else high, cell)
     moved = _moved(nb, out, found_fixed)
     notes += [
         f"the cell {g!r} was out of its place: it ran where the release has it" for g in moved
@@ -131,6 +165,58 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> tuple[dict[str, Any]
             note["id"] += "-1"
         result["cells"] = [note, *out]
     return result, notes
+
+
+def _recognised(cells: list[Any], release: dict[str, Any], notes: list[str]) -> list[Any]:
+    """``cells`` where each cell that lost its nbgrader metadata, and is recognisably a
+    released graded cell whose grade id no cell has, gets that cell's metadata back: a test or
+    read-only cell by its source, a solution cell by the names the released cell defines
+    (the first of the learner's code cells that defines them all)."""
+    present = {_meta(c).get("grade_id") for c in cells if isinstance(c, dict)}
+    fixed: dict[str, dict[str, Any]] = {}
+    solutions: list[tuple[set[str], dict[str, Any]]] = []
+    for ref in release.get("cells", []):
+        if not _kind(ref) or _meta(ref)["grade_id"] in present:
+            continue
+        if _kind(ref) == "fixed":
+            fixed.setdefault(regions.normalize(regions.source_of(ref)), ref)
+        elif (names := _defined(regions.source_of(ref))) and ref.get("cell_type") == "code":
+            solutions.append((names, ref))
+    if not fixed and not solutions:
+        return cells
+    out = []
+    for cell in cells:
+        lost = isinstance(cell, dict) and not _meta(cell).get("grade_id")
+        if not lost or cell.get("cell_type") == "raw":
+            out.append(cell)
+            continue
+        ref = fixed.pop(regions.normalize(regions.source_of(cell)), None)
+        why = "by its text"
+        if ref is None and cell.get("cell_type") == "code":
+            names = _defined(regions.source_of(cell))
+            match = next((s for s in solutions if s[0] <= names), None)
+            if match is not None:
+                solutions.remove(match)
+                ref, why = match[1], f"by what it defines ({', '.join(sorted(match[0]))})"
+        if ref is None:
+            out.append(cell)
+            continue
+        cell = copy.deepcopy(cell)
+        cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(_meta(ref))
+        grade_id = _meta(ref)["grade_id"]
+        notes.append(f"a cell without its metadata was recognised as {grade_id!r} {why}")
+        out.append(cell)
+    return out
+
+
+def _defined(source: str) -> set[str]:
+    """The names of the functions and classes a cell's code defines at its top level."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {node.name for node in tree.body if isinstance(node, kinds)}
 
 
 def _index(cells: list[dict[str, Any]], grade_id: str) -> int | None:
