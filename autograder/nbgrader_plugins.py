@@ -198,8 +198,11 @@ class LimitedExecute(Execute):
         id, in any cell: records rewritten after their cell ran, or one large update made a
         thousand times). An update is counted against the output cap, and a check record that
         carries a display id, or an update aimed at one, fails the test cell it belongs to."""
-        content = msg.get("content") or {}
-        transient = content.get("transient") if isinstance(content, dict) else None
+        content = msg.get("content")
+        if not isinstance(content, dict):  # a raw message from the kernel's own socket
+            self._count(msg)
+            return self._left_out(cell)
+        transient = content.get("transient")
         display_id = transient.get("display_id") if isinstance(transient, dict) else None
         kind = msg.get("msg_type")
         if str(kind).startswith("comm"):  # widgets: counted, never kept, no frontend mimicked
@@ -224,7 +227,15 @@ class LimitedExecute(Execute):
             if MIME in data:
                 self._record_cells.setdefault(str(display_id), set()).add(cell_index)
             msg = {**msg, "content": {k: v for k, v in content.items() if k != "transient"}}
-        return super().process_message(msg, cell, cell_index)
+        count = msg["content"].get("execution_count")
+        if count is not None and type(count) is not int:  # nbformat would refuse the cell
+            kept = {k: v for k, v in msg["content"].items() if k != "execution_count"}
+            msg = {**msg, "content": kept}
+        try:
+            return super().process_message(msg, cell, cell_index)
+        except (KeyError, TypeError, AttributeError):  # fields the protocol does not allow
+            self._count(msg)
+            return self._left_out(cell)
 
     @property
     def _record_cells(self) -> dict[str, set[int]]:
@@ -289,10 +300,15 @@ class LimitedExecute(Execute):
 
         try:
             return super().output(outs, msg, display_id, cell_index)
-        except ValidationError:
-            note = "[grader] an output that a notebook cannot hold was left out\n"
-            outs.append(NotebookNode(output_type="stream", name="stderr", text=note))
-            return None
+        except (ValidationError, KeyError, TypeError, AttributeError):
+            return self._left_out(None, outs)
+
+    def _left_out(self, cell, outs=None):
+        """A note where an output was left out (a message the protocol does not allow)."""
+        outs = outs if outs is not None else cell.setdefault("outputs", [])
+        note = "[grader] an output that a notebook cannot hold was left out\n"
+        outs.append(NotebookNode(output_type="stream", name="stderr", text=note))
+        return None
 
     def _is_test_result(self, msg, cell_index: int) -> bool:
         """A check record or an error, in a test cell: what its verdict is made of."""
@@ -537,7 +553,8 @@ class SafeFeedback(NbGraderPreprocessor):
 
     def _markdown(self, cell) -> None:
         """The course's Markdown as it is; a learner's drawn as Markdown while it is short,
-        shallow and cheap, else shown as text. Raw HTML in it is shown as text either way."""
+        shallow and cheap, else shown as text. Raw HTML in it is shown as text either way, and
+        its links and images as the text they were written with."""
         text = cell.source
         own = text not in self._course_markdown
         if own and not self._drawable(text):
@@ -545,7 +562,8 @@ class SafeFeedback(NbGraderPreprocessor):
             return
         if own:
             self._markdown_left -= len(text)
-        cell.source = TAG_START.sub("&lt;", self._bounded(text))
+        shown = TAG_START.sub("&lt;", self._bounded(text))
+        cell.source = inert_links(shown) if own else shown
 
     def _drawable(self, text: str) -> bool:
         return (
@@ -592,6 +610,17 @@ class SafeFeedback(NbGraderPreprocessor):
                         out.data[mime] = self._redact(value)
                 if not out.data:
                     out.data["text/plain"] = ACTIVE_NOTE
+
+
+LINK_DEFINITION = re.compile(r"^( {0,3})\[", re.MULTILINE)
+
+
+def inert_links(markdown: str) -> str:
+    """``markdown`` with no link or image left: ``[text](url)``, ``![alt](url)`` and
+    ``[label]: url`` shown as written. A link's address could run a script where feedback is
+    opened (``javascript:``), an image load from anywhere, and an image of an attachment (not
+    kept in feedback: it could be an SVG with a script) stops nbconvert."""
+    return LINK_DEFINITION.sub(r"\1\\[", markdown.replace("](", "]\\("))
 
 
 def converting(frame: FrameType | None) -> bool:

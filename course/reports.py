@@ -24,6 +24,8 @@ from course.runner import Run, nbgrader_run
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
 HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+# the last line of a traceback nbgrader printed: "nbconvert.filters.x.InvalidNotebook: ..."
+RAISED = re.compile(r"^\s*(?:\w+\.)*[A-Z]\w*(?:Error|Exception|Notebook|Timeout): \S")
 
 
 def seal(page: Path) -> None:
@@ -95,7 +97,9 @@ def _feedback_failure(
         return f"went over {course.settings.grader_memory_mb} MiB ({limit})"
     if student in run.outcome.feedback or run.timed_out or run.rc == -9:
         return stopped
-    errors = [x for x in run.out.splitlines() if "ERROR" in x or "Error" in x]
+    lines = run.out.splitlines()
+    raised = [x for x in lines if RAISED.match(x)]  # the exception's own line, if one was shown
+    errors = raised or [x for x in lines if "ERROR" in x or "Error" in x]
     return (errors[-1] if errors else run.out.strip()[-300:]).strip()
 
 

@@ -81,8 +81,10 @@ def _learner_code(path: Path, course: Course) -> str | None:
     from course.entries import run_limited
 
     def read_code() -> str | None:
-        data = _read(path)
-        return None if data is None else solution_code(data)
+        from autograder.restore import text_only
+
+        data = _read(path)  # a lone surrogate (no file can hold one) is shown as U+FFFD
+        return None if data is None else text_only(solution_code(data))[0]
 
     settings = course.settings
     code, failure = run_limited(read_code, settings.collect_memory_mb, settings.collect_timeout)
