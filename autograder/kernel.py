@@ -93,7 +93,7 @@ def run_unsandboxed(args: list[str], limits: sandbox.Limits) -> int:
     """Only rlimits (memory per process, CPU time, file size): for ``--no-sandbox``."""
     sandbox.set_rlimits(limits)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ["PYTHONSAFEPATH"] = "1"  # no module from the notebook's folder
+    os.environ["PYTHONSAFEPATH"] = "1"  # the folder goes after the packages (kernel_start_code)
     if grading():
         os.environ["CHECKS_MODE"] = "record"
     else:
@@ -284,8 +284,8 @@ def _environment() -> dict[str, str]:
         "MPLCONFIGDIR": "/tmp/matplotlib",
         "IPYTHONDIR": f"{sandbox.HOME}/.ipython",
         "PYTHONDONTWRITEBYTECODE": "1",
-        # no module from the notebook's folder: what it writes there it cannot import, so
-        # the grader's reading of its code (autograder/scan.py) sees all that runs
+        # the notebook's folder is not first on the path: the kernel's start puts it where
+        # a learner's Jupyter has it, after the course's packages (autograder/seccomp.py)
         "PYTHONSAFEPATH": "1",
         "PYTHONPATH": sandbox.PACKAGES,  # the course's packages, copied in
         "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),

@@ -879,7 +879,7 @@ def _named_kernel(text: str, forbidden: set[str]) -> str | None:
     for token in KERNEL_NAME.findall(text):
         if not (token.startswith("_") or operator):
             continue
-        for f in sorted(forbidden):
+        for f in sorted(forbidden, key=lambda f: (len(f), f)):  # torch.softmax first
             name = f.rpartition(".")[2]
             if f.startswith("torch.") and name[:1].islower() and token.lstrip("_").startswith(name):
                 return f
@@ -1073,8 +1073,8 @@ def _exported(module: str) -> tuple[tuple[str, str], ...]:
 @functools.cache
 def _installed(top: str) -> bool:
     """Whether the grader's Python has a top-level module ``top`` (the kernel's has the same
-    ones, and no module of the notebook's folder: it runs with PYTHONSAFEPATH=1). A module a
-    notebook writes itself, which the reading cannot see, is not among them."""
+    ones, and the notebook's folder after them). A module a notebook writes itself, which the
+    reading cannot see (it is noted; the watch still sees what it calls), is not among them."""
     import importlib.util
 
     if not top.isidentifier():

@@ -216,7 +216,17 @@ for name in ("system", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv"
 import _posixsubprocess
 _posixsubprocess.fork_exec = refuse
 {then}"""
-LAUNCH_IPYKERNEL = "from ipykernel import kernelapp\nkernelapp.launch_new_instance()\n"
+# The notebook's folder on the path where a learner's own Jupyter has it (IPython's init_path,
+# which PYTHONSAFEPATH turns off): before site-packages, after the course's packages (on
+# PYTHONPATH), so a module the notebook writes imports as it did for the learner and none
+# hides checks or helpers.
+LAUNCH_IPYKERNEL = """\
+sys.path.insert(next((i for i, p in enumerate(sys.path)
+                      if os.path.basename(p) in ("site-packages", "dist-packages")),
+                     len(sys.path)), "")
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
 
 
 def kernel_start_code(then: str = LAUNCH_IPYKERNEL) -> str:
