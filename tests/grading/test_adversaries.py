@@ -203,6 +203,7 @@ def test_records_that_could_be_rewritten_fail(adversarial_class):
         "lost_metadata",
         "renamed",
         "markdown",
+        "fresh_copy",
     ],
 )
 def test_an_honest_accident_costs_nothing_and_feedback_says_what_happened(
@@ -214,6 +215,36 @@ def test_an_honest_accident_costs_nothing_and_feedback_says_what_happened(
     nb = read(root / "autograded" / student / A1 / source(A1).name)
     first = "".join(nb["cells"][0]["source"])
     assert first.startswith("**Grader's note.**"), first[:300]
+
+
+@pytest.mark.parametrize("student", ["helper_between", "own_module"])
+def test_code_moved_out_of_the_answer_cells_keeps_full_marks(adversarial_class, student):
+    """A helper cell between a solution cell and its test still runs before the test; a module
+    the notebook writes (%%writefile) imports, as in the learner's Jupyter (the reading notes
+    what it cannot see; that costs nothing)."""
+    r = adversarial_class[1][student]
+    assert r.status == "ok" and r.score == r.max_score == 22, r
+    assert not any("refused" in n for n in r.notes), r
+
+
+def test_a_learners_links_images_and_odd_characters_keep_grade_and_feedback(
+    adversarial_class, bounds_feedback
+):
+    """A pasted image (an attachment feedback does not keep), an image of an absent attachment,
+    script links (inline and by reference) and an image from elsewhere: graded as usual, and
+    the feedback page is written with each shown as the text it was written with. Lone
+    surrogates (which JSON allows and no UTF-8 file holds) become U+FFFD, with a note."""
+    root, adv = adversarial_class
+    for student in ("markdown_links", "surrogates"):
+        assert adv[student].status == "ok" and adv[student].score == 22, adv[student]
+        assert not [f for f in bounds_feedback[0] if f[1] == student], bounds_feedback[0]
+    page = (root / "feedback" / "markdown_links" / A1 / "attention.html").read_text("utf-8")
+    assert "javascript:" in page and "![pasted](attachment:p.svg)" in page
+    assert not re.search(r"""(href|src)=["']?(javascript|data|https://example)""", page)
+    assert "window.pwned=3" not in page  # the SVG's script: the attachment is not kept
+    nb = read(root / "autograded" / "surrogates" / A1 / source(A1).name)
+    assert "became \ufffd" in "".join(nb["cells"][0]["source"])
+    assert (root / "feedback" / "surrogates" / A1 / "attention.html").exists()
 
 
 def test_raising_the_points_of_a_cell_gains_nothing(adversarial_class):

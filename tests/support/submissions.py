@@ -8,6 +8,7 @@ test_distributed.py grade.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -229,6 +230,11 @@ class Test:
 """
 
 
+SVG_WITH_SCRIPT = base64.b64encode(
+    b'<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=3"><rect/></svg>'
+).decode()
+
+
 def adversaries() -> dict[str, tuple[dict | str, str]]:
     """student -> (notebook, what it does)."""
     sol = read(source(A1))
@@ -337,6 +343,30 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
     )
     out["probe"] = (insert_cell(read(source(A1)), "imports", PROBE), "looks for the grader")
     out.update(accidents())
+    out.update(own_arrangements())
+    linked = released_with_solutions()
+    linked["cells"].append(
+        {
+            "cell_type": "markdown",
+            "id": "links",
+            "metadata": {},
+            "attachments": {"p.svg": {"image/svg+xml": SVG_WITH_SCRIPT}},
+            "source": "![pasted](attachment:p.svg) ![gone](attachment:missing.png) "
+            "[confirm your grade](javascript:window.pwned=1) ![far](https://example.org/x.png)"
+            "\n\n[ref][r]\n\n[r]: javascript:window.pwned=2",
+        }
+    )
+    out["markdown_links"] = (linked, "pasted images, an absent attachment, script links")
+    surrogates = released_with_solutions()
+    surrogates["cells"][0]["source"] = "".join(surrogates["cells"][0]["source"]) + "\udfff"
+    at = [grade_id(c) for c in surrogates["cells"]].index("softmax")
+    surrogates["cells"][at]["source"] = "# note \ud83d\n" + "".join(
+        surrogates["cells"][at]["source"]
+    )
+    out["surrogates"] = (
+        json.dumps(surrogates, indent=1),  # as "\ud83d": JSON allows it, UTF-8 cannot hold it
+        "lone surrogates in a Markdown and a code cell",
+    )
     # Answers the kernel no longer holds, the monitor gone around or switched off.
     out["answers_by_name"] = (
         mutate(read(source(A1)), "    x = np.asarray(x)", "    return _plain_softmax(x, axis)"),
@@ -427,9 +457,15 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
             "imports",
             "from IPython.display import publish_display_data\n\n"
             "publish_display_data({'text/plain': 5})\n"
-            "publish_display_data({'text/html': ['<b>', 7]}, metadata=3)",
+            "publish_display_data({'text/html': ['<b>', 7]}, metadata=3)\n"
+            "k = get_ipython().kernel\n"  # raw messages: their content a list, a number as text
+            "k.session.send(k.iopub_socket, 'display_data', [1, 2], parent=k.get_parent())\n"
+            "k.session.send(k.iopub_socket, 'stream', {'name': 'stdout', 'text': 12345},\n"
+            "               parent=k.get_parent())\n"
+            "k.session.send(k.iopub_socket, 'error', {'ename': 1}, parent=k.get_parent())",
         ),
-        "outputs a notebook cannot hold (nbformat would refuse them and stop nbgrader)",
+        "outputs a notebook cannot hold (nbformat would refuse them and stop nbgrader), "
+        "raw messages whose content is not what the protocol says",
     )
     own = read(source(A1))
     for old, new in OWN_WAY.items():
@@ -634,12 +670,45 @@ def accidents() -> dict[str, tuple[dict, str]]:
             edit(lambda c, at: to_markdown(c[at["test_softmax"]])),
             "accident: a test cell turned into Markdown",
         ),
+        "fresh_copy": (
+            edit(lambda c, at: [cell.update(metadata={}) for cell in c]),
+            "accident: every cell pasted into a new notebook (no nbgrader metadata left)",
+        ),
         "raised_points": (
             edit(
                 lambda c, at: meta(c[at["softmax"]]).update(grade=True, points=100, solution=True)
             ),
             "tampering: a solution cell made a graded cell of 100 points",
         ),
+    }
+
+
+# Honest notebooks that moved code out of the answer cells; each keeps 22 with no note.
+SOFTMAX_IN_PARTS = (
+    "def softmax(x, axis=-1):\n    e = _shifted_exp(x, axis)\n"
+    "    return e / e.sum(axis=axis, keepdims=True)\n"
+)
+SHIFTED_EXP = (
+    "def _shifted_exp(x, axis):\n    x = np.asarray(x)\n"
+    "    return np.exp(x - x.max(axis=axis, keepdims=True))\n"
+)
+
+
+def own_arrangements() -> dict[str, tuple[dict, str]]:
+    between = released_with_solutions()
+    at = [grade_id(c) for c in between["cells"]].index("softmax")
+    between["cells"][at]["source"] = SOFTMAX_IN_PARTS
+    between = insert_cell(between, "softmax", SHIFTED_EXP)
+    module = released_with_solutions()
+    at = [grade_id(c) for c in module["cells"]].index("softmax")
+    module["cells"][at]["source"] = "from my_softmax import softmax\n"
+    module = insert_cell(
+        module, "imports", "%%writefile my_softmax.py\nimport numpy as np\n\n\n"
+        + SHIFTED_EXP + "\n\n" + SOFTMAX_IN_PARTS
+    )  # fmt: skip
+    return {
+        "helper_between": (between, "a helper cell between softmax and its test"),
+        "own_module": (module, "softmax in a module the notebook writes (%%writefile)"),
     }
 
 
