@@ -131,6 +131,19 @@ def test_what_the_reading_cannot_be_certain_of_is_a_note_not_a_refusal(body, not
     assert any(noted in n and "code cell" in n for n in notes), (body, notes)
 
 
+def test_a_softmax_from_a_module_the_notebook_wrote_is_a_note():
+    """``my_softmax.softmax`` is the learner's, not torch's: the reading cannot see that
+    module (a note), and the in-kernel watch sees what it calls."""
+    extra = "%%writefile my_softmax.py\ndef softmax(x, axis=-1):\n    return x\n"
+    nb = learner(by="    from my_softmax import softmax as own\n    return own(x, axis)",
+                 extra=extra)  # fmt: skip
+    nb["cells"].insert(3, {"cell_type": "code", "metadata": {}, "source": "import my_softmax"})
+    assert problem(nb) is None
+    refs = [{"kind": "calls", "forbidden": list(SOFTMAX_BUILTINS), "called": "attention_numpy"}]
+    assert problem(nb, "test_attention_numpy", refs) is None
+    assert any("my_softmax" in n for n in Scan(nb, SOURCE).noted())
+
+
 @pytest.mark.parametrize(
     "cell",
     [
