@@ -617,10 +617,12 @@ LINK_DEFINITION = re.compile(r"^( {0,3})\[", re.MULTILINE)
 
 def inert_links(markdown: str) -> str:
     """``markdown`` with no link or image left: ``[text](url)``, ``![alt](url)`` and
-    ``[label]: url`` shown as written. A link's address could run a script where feedback is
-    opened (``javascript:``), an image load from anywhere, and an image of an attachment (not
-    kept in feedback: it could be an SVG with a script) stops nbconvert."""
-    return LINK_DEFINITION.sub(r"\1\\[", markdown.replace("](", "]\\("))
+    ``[label]: url`` shown as written, and a bare address (``https://...``, which the renderer
+    would make a link) as text. A link's address could run a script where feedback is opened
+    (``javascript:``), an image load from anywhere, and an image of an attachment (not kept in
+    feedback: it could be an SVG with a script) stops nbconvert."""
+    escaped = markdown.replace("](", "]\\(").replace("://", ":\\/\\/")
+    return LINK_DEFINITION.sub(r"\1\\[", escaped)
 
 
 def converting(frame: FrameType | None) -> bool:

@@ -205,3 +205,28 @@ def test_a_notebook_past_its_time_limit_is_stopped_and_named(tmp_path, monkeypat
     # without a limit the same conversion ends
     exporter = HTMLExporter(preprocessors=[SafeFeedback(), Slow()])
     exporter.from_notebook_node(nb, resources={"nbgrader": {"student": "alice"}})
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "[confirm your grade](javascript:window.pwned=1)",
+        "![far](https://example.org/x.png) and ![pasted](attachment:p.svg)",
+        "[ref][r]\n\n[r]: javascript:window.pwned=2",
+        "see https://example.org/answers or <https://example.org/a>",
+        "   [r]: data:text/html,hi\n\n[r]",
+    ],
+)
+def test_a_learners_markdown_links_drawn_by_nbconvert_are_text(markdown):
+    """What nbconvert's own Markdown renderer makes of a learner's cell after ``SafeFeedback``:
+    no address, inline, by reference or bare (the renderer links a bare ``https://``), becomes
+    an ``href`` or a ``src``; the words stay readable."""
+    import re
+
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    nb, _ = SafeFeedback().preprocess(nb, {})
+    html = markdown2html_mistune(nb.cells[0].source)
+    assert not re.search(r"\b(href|src)\s*=", html), html
+    assert "example.org" in html or "pwned" in html or "data:" in html
