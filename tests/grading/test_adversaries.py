@@ -292,10 +292,11 @@ def test_the_reading_walked_around_still_loses_the_points(adversarial_class):
     adv = adversarial_class[1]
     for student, score in (
         ("exec_softmax", 22 - 11),
-        # bound again in a cell the release puts after test_softmax: the later tests that
-        # call softmax (attention_numpy, dtypes) lose their points
-        ("walrus_softmax", 22 - 7),
-        ("match_softmax", 22 - 7),
+        # bound again in a cell of the learner's own between the softmax and its test (it
+        # stays there, as a helper cell would): test_softmax (4) and the later tests that call
+        # softmax (attention_numpy, dtypes: 7) lose their points
+        ("walrus_softmax", 22 - 4 - 7),
+        ("match_softmax", 22 - 4 - 7),
         ("setattr_torch", 0),
     ):
         r = adv[student]
@@ -313,6 +314,20 @@ def test_an_output_a_notebook_cannot_hold_is_left_out_not_a_grader_error(adversa
     assert r.status == "ok" and r.score == 22, r
     nb = read(root / "autograded" / "invalid_output" / A1 / source(A1).name)
     assert "an output that a notebook cannot hold was left out" in json.dumps(nb)
+
+
+def test_raw_kernel_messages_are_left_out_and_cost_the_later_tests(adversarial_class):
+    """Messages a notebook sends through the kernel's own session (a list as content, a number
+    as a stream's text, an error without its fields): left out with a note, not a grader
+    error. Sending them is a switch of how the kernel runs cells (a message could carry a
+    test cell's parent): every later test scores 0, and the feedback says why."""
+    root, adv = adversarial_class
+    r = adv["raw_messages"]
+    assert r.status == "ok" and r.score == 0, r
+    nb = read(root / "autograded" / "raw_messages" / A1 / source(A1).name)
+    text = json.dumps(nb)
+    assert "an output that a notebook cannot hold was left out" in text
+    assert "k.session.send(...)" in text and "changes how the kernel runs cells" in text
 
 
 @pytest.mark.parametrize("student", sorted(HONEST_HABITS))

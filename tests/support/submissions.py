@@ -457,15 +457,23 @@ def adversaries() -> dict[str, tuple[dict | str, str]]:
             "imports",
             "from IPython.display import publish_display_data\n\n"
             "publish_display_data({'text/plain': 5})\n"
-            "publish_display_data({'text/html': ['<b>', 7]}, metadata=3)\n"
-            "k = get_ipython().kernel\n"  # raw messages: their content a list, a number as text
-            "k.session.send(k.iopub_socket, 'display_data', [1, 2], parent=k.get_parent())\n"
+            "publish_display_data({'text/html': ['<b>', 7]}, metadata={'text/html': 3})",
+        ),
+        "outputs a notebook cannot hold (nbformat would refuse them and stop nbgrader)",
+    )
+    out["raw_messages"] = (
+        insert_cell(
+            read(source(A1)),
+            "imports",
+            # raw messages: their content a list (bytes are sent as they are: the session
+            # refuses a list), a number as a stream's text, an error without its fields
+            "k = get_ipython().kernel\n"
+            "k.session.send(k.iopub_socket, 'display_data', b'[1, 2]', parent=k.get_parent())\n"
             "k.session.send(k.iopub_socket, 'stream', {'name': 'stdout', 'text': 12345},\n"
             "               parent=k.get_parent())\n"
             "k.session.send(k.iopub_socket, 'error', {'ename': 1}, parent=k.get_parent())",
         ),
-        "outputs a notebook cannot hold (nbformat would refuse them and stop nbgrader), "
-        "raw messages whose content is not what the protocol says",
+        "raw messages through the kernel's session whose content is not what the protocol says",
     )
     own = read(source(A1))
     for old, new in OWN_WAY.items():
