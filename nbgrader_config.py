@@ -36,7 +36,10 @@ from nbgrader.preprocessors import (
 from traitlets import default
 
 from autograder import settings, stamp
-from autograder.nbgrader_plugins import LimitedExecute, RestoreCells, SafeFeedback, Verdicts
+from autograder.preprocessors.limited_execute import LimitedExecute
+from autograder.preprocessors.restore_cells import RestoreCells
+from autograder.preprocessors.safe_feedback import SafeFeedback
+from autograder.preprocessors.verdicts import Verdicts
 from course import config
 
 stamp("config")  # AFZ_TIMING (benchmarks/grading_cost.py): nbgrader started and imported

@@ -18,7 +18,7 @@ modules, one line each:
 - ``replay``: the solution's value of every check, computed in the grader's process and cached.
 - ``scan``: the grader's reading of the learner's source: forbidden built-ins, tampering.
 - ``verdicts``: a test cell's verdict, from its records and the solution's values.
-- ``nbgrader_plugins``: the nbgrader preprocessors: capped execution, verdicts, safe feedback.
+- ``preprocessors``: the nbgrader preprocessors, one a module: restore, execute, verdicts, feedback.
 - ``dry``: a *dry* grader (no Jupyter, no nbgrader) with the same verdicts, for the tests.
 
 ``stamp`` (below) notes when a stage of one grading is reached, for

@@ -9,13 +9,14 @@ The processes of a grading write what they saw, and the instructor's tool reads 
   ``argv`` (the sandbox's command line), ``exit`` (the kernel's exit code, negative for a
   signal), ``ended_by_client`` (the client ended it, as at the end of every grading),
   ``oom_killed``, ``trouble`` (the grader's machine was failing) and ``finished``.
-- ``execution.json``, by the executing preprocessor (``nbgrader_plugins.LimitedExecute``):
-  ``error`` (the kind of what stopped the execution: "dead kernel", "unresponsive kernel",
-  "uninterruptible kernel" (a cell went on running after the time limit's interrupt), "kernel
-  start", or the exception's class name), ``message``, and ``output_capped`` (the bytes of
-  output, counted against the setting output_mb, once the cap was reached).
-- ``feedback.json``, by ``nbgrader_plugins.SafeFeedback``: student -> why that student's
-  feedback page was not written (its time limit).
+- ``execution.json``, by the executing preprocessor
+  (``preprocessors.limited_execute.LimitedExecute``): ``error`` (the kind of what stopped the
+  execution: "dead kernel", "unresponsive kernel", "uninterruptible kernel" (a cell went on
+  running after the time limit's interrupt), "kernel start", or the exception's class name),
+  ``message``, and ``output_capped`` (the bytes of output, counted against the setting
+  output_mb, once the cap was reached).
+- ``feedback.json``, by ``preprocessors.safe_feedback.SafeFeedback``: student -> why that
+  student's feedback page was not written (its time limit).
 
 ``escaped`` makes text that a notebook may have written (the kernel's own output, names and
 messages in nbgrader's log) safe to write into a log or onto a terminal.

@@ -14,8 +14,8 @@
   released exercise (``course/leaks.py``), where the chapters teach the same code, a line
   counts from :data:`LEAK_LENGTH` characters (every region of the course has such a line,
   ``tests/test_nbgrader.py`` checks it); in a learner's feedback
-  (``nbgrader_plugins.SafeFeedback``), where nothing of the course's code should show but the
-  released part, from :data:`REDACT_LENGTH`.
+  (``preprocessors.safe_feedback.SafeFeedback``), where nothing of the course's code should show
+  but the released part, from :data:`REDACT_LENGTH`.
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the cli
 if os.getppid() != int(sys.argv[1]):
     os._exit(0)  # the client was gone before the line above
 from nbgrader.apps.nbgraderapp import main
-import autograder.nbgrader_plugins, course.config, nbclient, jupyter_client.manager
+import autograder.preprocessors.limited_execute, autograder.preprocessors.restore_cells
+import autograder.preprocessors.safe_feedback, autograder.preprocessors.verdicts
+import course.config, nbclient, jupyter_client.manager
 import nbconvert.exporters, nbgrader.preprocessors, sqlalchemy.dialects.sqlite
 requests, answers = sys.stdin.buffer, sys.stdout.buffer
 answers.write(b'{"ready": true}\\n'); answers.flush()

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.nbgrader_plugins import FEEDBACK_CSP
 from autograder.outcomes import escaped
+from autograder.preprocessors.safe_feedback import FEEDBACK_CSP
 from course.config import Course
 from course.runner import Run, nbgrader_run
 

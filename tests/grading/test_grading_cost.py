@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.nbgrader_plugins import LimitedExecute
+from autograder.preprocessors.limited_execute import LimitedExecute
 from course.runner import NBGRADER_MAIN, nbgrader_env
 
 ROOT = Path(__file__).resolve().parents[2]

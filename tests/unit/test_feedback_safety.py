@@ -1,13 +1,12 @@
 """Feedback is a verdict, not a window: nothing a notebook wrote runs in the browser that opens
 its feedback page.
 
-Two layers: ``SafeFeedback`` (autograder/nbgrader_plugins.py) shows none of the learner's own
-outputs, keeps only text of the test cells' verdicts and shows a learner's raw HTML in Markdown
-as text; ``course.reports.seal``
-puts a content security policy first in every feedback page, so that a script that slipped
-past the first layer would still not run. The attacked class of tests/grading/test_sandbox.py
-runs both through the real ``python -m course feedback``; a real browser opens a sealed page in
-tests/grading/test_feedback_in_browser.py.
+Two layers: ``SafeFeedback`` (autograder/preprocessors/safe_feedback.py) shows none of the
+learner's own outputs, keeps only text of the test cells' verdicts and shows a learner's raw
+HTML in Markdown as text; ``course.reports.seal`` puts a content security policy first in every
+feedback page, so that a script that slipped past the first layer would still not run. The
+attacked class of tests/grading/test_sandbox.py runs both through the real ``python -m course
+feedback``; a real browser opens a sealed page in tests/grading/test_feedback_in_browser.py.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import nbformat
 import pytest
 from support.feedback import ATTACK_HTML
 
-from autograder.nbgrader_plugins import INERT_OUTPUTS, OWN_OUTPUTS_NOTE, SafeFeedback
+from autograder.preprocessors.safe_feedback import INERT_OUTPUTS, OWN_OUTPUTS_NOTE, SafeFeedback
 from course.reports import CSP_META, seal
 
 PNG = (  # one pixel
@@ -173,7 +172,7 @@ def test_a_notebook_past_its_time_limit_is_stopped_and_named(tmp_path, monkeypat
     from nbconvert.preprocessors import Preprocessor
 
     from autograder import outcomes
-    from autograder.nbgrader_plugins import FeedbackTimeout
+    from autograder.preprocessors.safe_feedback import FeedbackTimeout
 
     class Slow(Preprocessor):  # a conversion that takes its time, as a costly page would
         def preprocess(self, nb, resources):

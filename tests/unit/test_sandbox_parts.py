@@ -136,7 +136,7 @@ def test_a_cell_that_goes_on_after_the_interrupt_is_named_in_the_status():
     from nbclient.exceptions import CellTimeoutError
 
     from autograder import outcomes
-    from autograder.nbgrader_plugins import execution_error
+    from autograder.preprocessors.limited_execute import execution_error
     from course.diagnose import diagnose, outcome
     from course.runner import Run
 

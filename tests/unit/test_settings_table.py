@@ -16,7 +16,8 @@ from babel.messages.pofile import read_po
 from traitlets.config import Config
 
 from autograder import settings as st
-from autograder.nbgrader_plugins import LimitedExecute, SafeFeedback
+from autograder.preprocessors.limited_execute import LimitedExecute
+from autograder.preprocessors.safe_feedback import SafeFeedback
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
@@ -109,9 +110,10 @@ def test_the_catalog_s_rows_are_written_back(tmp_path):
 
 def test_the_course_s_traitlets_take_the_declared_defaults():
     """Each traitlet a declaration names exists; those of the course's own preprocessors
-    (autograder/nbgrader_plugins.py) default to the setting's default, in their unit."""
-    from autograder import nbgrader_plugins
+    (autograder/preprocessors/) default to the setting's default, in their unit."""
+    from nbgrader.preprocessors import Execute
 
+    owners = {"Execute": Execute, "LimitedExecute": LimitedExecute, "SafeFeedback": SafeFeedback}
     carried = st.Settings().traitlets()
     assert {
         "Execute.timeout",
@@ -120,9 +122,9 @@ def test_the_course_s_traitlets_take_the_declared_defaults():
     } <= set(carried)
     for trait, default in carried.items():
         section, _, name = trait.partition(".")
-        owner = getattr(nbgrader_plugins, section)
+        owner = owners[section]
         assert name in owner.class_trait_names(config=True), trait
-        if owner.__module__ == nbgrader_plugins.__name__:
+        if owner.__module__.startswith("autograder.preprocessors."):
             assert owner.class_traits()[name].default_value == default, trait
     assert LimitedExecute.max_output_bytes.default_value == st.Settings().output_bytes
     assert SafeFeedback.show_hidden_tests.default_value is False
