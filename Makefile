@@ -35,7 +35,7 @@ OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 # Quieten jupyter_core's platformdirs migration warning in every tool.
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: help venv book pdf pdf-deps browser-deps sandbox-deps postgres-deps cjk-font lint format typecheck check unit test test-kernels clean distclean
+.PHONY: help venv book corpus pdf pdf-deps browser-deps sandbox-deps postgres-deps cjk-font lint format typecheck check unit test test-kernels clean distclean
 .PHONY: release check-release collect autograde feedback grades
 
 help: ## List the targets
@@ -149,6 +149,24 @@ cjk-font: $(STAMP) ## Unpack Debian's fonts-noto-cjk (Noto Sans CJK SC) into .ve
 		mv $(CJK_FONT_DIR)/.$$f.tmp $(CJK_FONT_DIR)/$$f; done; \
 	cp "$$tmp/deb/usr/share/doc/fonts-noto-cjk/copyright" $(CJK_FONT_DIR)/copyright; \
 	echo "Unpacked Noto Sans CJK (fonts-noto-cjk) into $(CJK_FONT_DIR)"
+
+# The Spanish–English corpus (helpers/data/bible/): verse pairs of two public-domain Bibles that
+# Debian packages for SWORD, read with pysword (in the lock) and cleaned, aligned and split by
+# tools/bible_corpus.py, which says how. Its output is committed, so that nothing else needs the
+# packages or the network; this target rebuilds it byte for byte (compare PROVENANCE.md's
+# checksums). Installs the two packages first if missing (apt-get, needs root).
+CORPUS_PACKAGES := sword-text-web sword-text-sparv
+corpus: $(STAMP) ## Rebuild helpers/data/bible/ (Spanish–English verse pairs) from Debian's SWORD Bibles (apt-get, needs root)
+	@installed=$$(dpkg-query -W -f='$${Status}\n' $(CORPUS_PACKAGES) 2>/dev/null | grep -c 'ok installed' || true); \
+	if [ "$$installed" -eq 2 ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "error: the Debian packages $(CORPUS_PACKAGES) are missing and installing them needs root. Run as root:" >&2; \
+		echo "  apt-get update && apt-get install -y $(CORPUS_PACKAGES)" >&2; \
+		exit 1; \
+	fi; \
+	echo "Installing Debian's $(CORPUS_PACKAGES) (the corpus's sources)"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(CORPUS_PACKAGES)
+	$(PY) tools/bible_corpus.py
 
 # The browser tests (tests/book/test_browser.py) drive Debian's Chromium through Playwright for
 # Python (pinned in requirements.txt); `playwright install` is never used. No-op when installed.

@@ -14,7 +14,7 @@ order, one line each:
 - ``training``: loss, optimiser, the Noam schedule, the training loop.
 - ``checkpoints``: the trained weights the chapters load (``weights/``).
 - ``interop``: PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer`` weights, copied in.
-- ``data``: the toy tasks' data: numbers in words, vocabularies, tasks, batches.
+- ``data``: the tasks' data: numbers in words, vocabularies, tasks, batches, verses, BPE.
 - ``pictures``: the chapters' pictures and measurements, not part of the model.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``
@@ -32,13 +32,17 @@ from typing import Any
 _MODULES: dict[str, tuple[str, ...]] = {
     "attention": ("causal_mask", "padding_mask", "scaled_dot_product_attention", "target_mask"),
     "data": (
+        "BPE",
+        "VersePair",
         "Vocab",
+        "load_verse_pairs",
         "make_batch",
         "make_copy_task",
         "make_number_translation",
         "number_to_chinese",
         "number_to_words",
         "pairs_to_batch",
+        "train_bpe",
     ),
     "decoding": ("beam_search", "greedy_decode"),
     "layers": ("AddNorm", "Encoder", "EncoderLayer", "FeedForward"),

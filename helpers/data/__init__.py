@@ -1,9 +1,11 @@
-"""Data for the course's toy tasks, one module per idea:
+"""Data for the course's tasks, toy and real, one module per idea:
 
 - :mod:`~helpers.data.numbers`: English number words and Chinese numerals, their tokens;
 - :mod:`~helpers.data.vocab`: :class:`Vocab` (tokens ↔ ids) and the special ids;
 - :mod:`~helpers.data.tasks`: number translation and copy/reverse, disjoint train and held-out;
-- :mod:`~helpers.data.batching`: padded teacher-forcing batches from ``(src, tgt)`` id pairs.
+- :mod:`~helpers.data.batching`: padded teacher-forcing batches from ``(src, tgt)`` id pairs;
+- :mod:`~helpers.data.parallel`: a real language pair, Spanish–English Bible verses, split by book;
+- :mod:`~helpers.data.bpe`: byte-pair encoding: subword pieces learned from text, encode, decode.
 
 Special token ids are the same for every task: ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2
 (and ``<unk>`` = 3 in a :class:`Vocab`). Sequences handed to :func:`make_batch` already end
@@ -18,6 +20,7 @@ from .batching import (
     pad_batch,
     pairs_to_batch,
 )
+from .bpe import BPE, pretokenize, train_bpe
 from .numbers import (
     MAX_NUMBER,
     chinese_number_vocabulary,
@@ -27,6 +30,7 @@ from .numbers import (
     number_to_chinese,
     number_to_words,
 )
+from .parallel import SPLITS, VersePair, load_verse_pairs
 from .tasks import (
     FIRST_COPY_TOKEN,
     NumberTranslationData,
@@ -40,15 +44,18 @@ from .tasks import (
 from .vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Pair, Vocab
 
 __all__ = [
+    "BPE",
     "BOS_ID",
     "EOS_ID",
     "FIRST_COPY_TOKEN",
     "MAX_NUMBER",
     "PAD_ID",
+    "SPLITS",
     "UNK_ID",
     "NumberTranslationData",
     "Pair",
     "Seq2SeqBatch",
+    "VersePair",
     "Vocab",
     "as_pairs",
     "batches",
@@ -57,6 +64,7 @@ __all__ = [
     "endless_batches",
     "english_number_vocabulary",
     "english_tokens",
+    "load_verse_pairs",
     "make_batch",
     "make_copy_task",
     "make_disjoint_copy_splits",
@@ -67,4 +75,6 @@ __all__ = [
     "number_translation_vocabs",
     "pad_batch",
     "pairs_to_batch",
+    "pretokenize",
+    "train_bpe",
 ]
