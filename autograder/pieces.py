@@ -68,8 +68,19 @@ def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
             (dest / path.name).mkdir()
             (dest / path.name / "__init__.py").write_text(PICTURES_STUB)
         elif path.is_dir() and path.name not in ("__pycache__", "weights"):  # no test loads them
-            shutil.copytree(path, dest / path.name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(path, dest / path.name, ignore=_code_only)
     for path in dest.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     dest.chmod(0o755)
     return dest
+
+
+def _code_only(folder: str, names: list[str]) -> set[str]:
+    """What ``copytree`` leaves out of a subpackage: caches and every file that is not code
+    (the chapters' corpus, ``helpers/data/bible``, is megabytes no test reads)."""
+    return {
+        name
+        for name in names
+        if name == "__pycache__"
+        or (not (Path(folder) / name).is_dir() and not name.endswith((".py", "py.typed")))
+    }

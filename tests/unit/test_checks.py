@@ -410,6 +410,9 @@ def import_in(path: Path, code: str) -> subprocess.CompletedProcess:
 def test_pieces_of_this_and_later_assignments_are_absent(tmp_path):
     copy = pieces.filtered_copy(REPO / "helpers", tmp_path / "helpers", "02_multi_head")
     assert not (copy / "__pycache__").exists()
+    # code only: the chapters' corpus (megabytes) is not copied into every grading sandbox
+    data = [p for p in copy.rglob("*") if p.is_file() and p.suffix != ".py"]
+    assert {p.name for p in data} <= {"py.typed"}, data
     ok = import_in(
         tmp_path,
         "from helpers import scaled_dot_product_attention, make_copy_task\n"
