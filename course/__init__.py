@@ -9,7 +9,7 @@ Its modules, one line each:
 - ``release``: ``release`` and ``check-release``: ``exercises/`` from ``solutions/``.
 - ``leaks``: the solution lines that must not appear in a released notebook.
 - ``wheel``: the learners' wheel (``helpers`` and ``checks``, one file to install).
-- ``collect``: a folder or .zip of submissions into ``submitted/``.
+- ``collect``: a folder or .zip of submissions into ``submitted/`` (a package).
 - ``entries``: the files of a download, each an *entry*, read with limits.
 - ``students``: student ids from the names a platform exports; ``students.csv``.
 - ``lms``: how each LMS names the files of its download of all submissions.

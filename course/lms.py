@@ -3,10 +3,10 @@
 A name in a download has two parts: the part the LMS writes (who handed it in, and for some
 LMSs when) and the part the learner typed (the name of the file they uploaded). Only the LMS's
 part says who and when. ``readings(layout, parts)`` gives every way the LMS's part of a path
-can be read, leftmost first (the learner's part always comes after it); ``course.collect``
-picks the reading whose learner the roster has (``roster.Index``), and reports a learner's
-part that holds a name of the LMS's form of its own (``inner_name``). ``detect`` tells the
-layout of a download from its names.
+can be read, leftmost first (the learner's part always comes after it);
+``course.collect.placing`` picks the reading whose learner the roster has (``roster.Index``),
+and reports a learner's part that holds a name of the LMS's form of its own (``inner_name``).
+``detect`` tells the layout of a download from its names.
 
 Each layout, as the LMS's own code writes it:
 
@@ -42,7 +42,8 @@ Each layout, as the LMS's own code writes it:
     ``<assignment prefix>-<GitHub user name>/``, a clone of their repository (``.git/`` and
     all). Commit times are set by the learner's machine and are not used.
 ``course``
-    The course's own ``<student>/<assignment>/<notebook>.ipynb`` (``course.collect``).
+    The course's own ``<student>/<assignment>/<notebook>.ipynb``
+    (``course.collect.course_layout``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ from support import lms_downloads as L
 
 from course import gradebook
 from course.cli import main
-from course.collect import anonymous_id, collect
+from course.collect import collect
+from course.collect.placing import anonymous_id
 from course.config import Course, CourseError
 from course.lms import canvas_name, clone_prefix, detect, notebook_for, readings
 from course.lms_strings import moodle_time
