@@ -96,15 +96,31 @@ def grader_cgroup(memory_mb: int) -> Cgroup | None:
 
 def _remove_orphans(group: Cgroup) -> None:
     """Remove the command cgroups of instructor processes that are gone (killed before they
-    could remove their own), with whatever is left in them."""
+    could remove their own), with whatever is left in them; then the sandbox cgroups
+    (``k<launcher pid>-...``) whose kernel launcher is gone. Killing an orphan command's
+    cgroup kills a launcher that was still removing its sandbox's cgroup (a worker killed
+    mid-grading), and nothing else would remove that one."""
     from autograder.sandbox import Cgroup
 
-    for controller, folder in group.dirs.items():
-        for other in folder.parent.glob("nbgrader-*"):
-            owner = other.name.split("-")[1]
-            if not other.is_dir() or not owner.isdigit() or _alive(int(owner)):
-                continue
-            Cgroup(group.version, {controller: other}).remove()
+    for prefix, owner_of in (("nbgrader-", _command_owner), ("k", _launcher_owner)):
+        for controller, folder in group.dirs.items():
+            for other in folder.parent.glob(prefix + "*"):
+                owner = owner_of(other.name)
+                if not other.is_dir() or owner is None or _alive(owner):
+                    continue
+                Cgroup(group.version, {controller: other}).remove()
+
+
+def _command_owner(name: str) -> int | None:
+    """The instructor process of a command cgroup ``nbgrader-<pid>-<hex>``."""
+    owner = name.split("-")[1]
+    return int(owner) if owner.isdigit() else None
+
+
+def _launcher_owner(name: str) -> int | None:
+    """The kernel launcher of a sandbox cgroup ``k<pid>-<hex>``."""
+    owner = name[1:].split("-")[0]
+    return int(owner) if owner.isdigit() else None
 
 
 def _alive(pid: int) -> bool:

@@ -201,7 +201,9 @@ def test_a_killed_server_fails_its_grading_and_the_next_one_gets_a_new_server(tm
 @pytest.mark.skipif(sandbox.cgroup_version() is None, reason="no writable cgroup here")
 def test_a_killed_instructor_process_leaves_no_command_cgroup_behind():
     """A command cgroup whose instructor process was killed (it could not remove it) goes
-    with the next command's, whatever is still in it."""
+    with the next command's, whatever is still in it; so does a sandbox cgroup whose kernel
+    launcher is gone (killed with that command while it removed its sandbox's cgroup). A
+    sandbox cgroup whose launcher runs stays."""
     from autograder.sandbox import Cgroup, Limits
     from course.runner import grader_cgroup
 
@@ -214,10 +216,16 @@ def test_a_killed_instructor_process_leaves_no_command_cgroup_behind():
     dead = int(gone.stdout)
     orphan = Cgroup.create(f"nbgrader-{dead}-orphan", Limits(memory_mb=64, cpu_cores=0))
     assert orphan is not None and all(d.is_dir() for d in orphan.dirs.values())
+    left = Cgroup.create(f"k{dead}-0rphan00", Limits(memory_mb=64, cpu_cores=0))
+    running = Cgroup.create(f"k{os.getpid()}-running0", Limits(memory_mb=64, cpu_cores=0))
+    assert left is not None and running is not None
     ours = grader_cgroup(2048)
     assert ours is not None
     try:
         assert not any(d.exists() for d in orphan.dirs.values())
+        assert not any(d.exists() for d in left.dirs.values())
+        assert all(d.is_dir() for d in running.dirs.values())
         assert all(d.is_dir() for d in ours.dirs.values())
     finally:
         ours.remove()
+        running.remove()
