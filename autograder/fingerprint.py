@@ -5,7 +5,7 @@
 ``nbgrader_config.py``), then ``files``, each file by its name and bytes; it gives the first 24
 hex digits of the sha256. The replay cache keys the solution's values by it
 (``autograder.replay``), and ``reports/autograde.json`` records it with each result, so that a
-rerun grades again what another grader graded (``course.grading.grader_fingerprint``).
+rerun grades again what another grader graded (``course.grading.submission.grader_fingerprint``).
 """
 
 from __future__ import annotations

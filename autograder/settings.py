@@ -9,7 +9,8 @@ below pass on, ``AFZ_RUN``: ``nbgrader_config.py`` and the kernel launcher read 
 from it (``of_run``), and the launcher writes each kernel's outcome there (``autograder.kernel``).
 
 Environment variables: the three the course reads.
-    AFZ_RUN             the folder of one nbgrader command (set by ``course.runner``)
+    AFZ_RUN             the folder of one nbgrader command
+                        (set by ``course.grading.nbgrader_command``)
     AFZ_GRADEBOOK_URL   the gradebook's database URL, kept out of files and command lines
     AFZ_TIMING          a file for the stage timestamps of ``benchmarks/grading_cost.py``
 """
@@ -26,7 +27,7 @@ from typing import Any
 CONFIG_FILE = "grading.toml"  # in the course root; optional
 # The folder of one nbgrader command (a run) holds:
 RUN_FILE = "settings.json"  # these settings, less the gradebook URL (``write``)
-COURSE_FILE = "course.json"  # the course root, the nbgrader command's cgroup (``course.runner``)
+COURSE_FILE = "course.json"  # the course root, its cgroup (course.grading.nbgrader_command)
 NBGRADER_PID = "nbgrader.pid"  # the nbgrader process, the kernel launcher's parent
 # and the records of what happened (``autograder.outcomes``)
 RUN_VAR = "AFZ_RUN"

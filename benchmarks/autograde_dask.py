@@ -7,7 +7,7 @@ The same class (every student submits the solution of each chosen assignment; de
 and 02) is graded from scratch five ways per round, one after the other (in reverse order
 every other round; the median wall time of the rounds is used), each in its own temporary
 course root whose gradebook already knows the assignments, through the one engine
-(``course.engine``: each task carries the submission's bytes, each result is stored here as
+(``course.grading.engine``: each task carries the submission's bytes, each result is stored here as
 it arrives): the serial run (threads, 1 worker), the default (threads of this process, 2
 workers), and Dask with 1, 2 and 4 worker processes (``--scheduler local``, a LocalCluster of
 this machine). The scores of every run must agree. Reported: notebooks per minute of each;
@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 from course import gradebook, release
-from course.autograde import autograde
 from course.config import Course
+from course.grading.batch import autograde
 
 REPO = Path(__file__).resolve().parents[1]
 SERIAL, DEFAULT = "serial (threads, 1)", "threads, 2 (default)"
@@ -70,7 +70,7 @@ def store_seconds(graded: Course, template: Path, rounds: int) -> float:
     """Median seconds of what the instructor's side does with the gradebook per result: write
     one submission's fields, as a worker sends them (here: exported from a graded run's
     gradebook), into the main gradebook (a fresh copy of the template, open for the run, as
-    ``course.engine`` keeps it) through nbgrader's API, and read its score."""
+    ``course.grading.engine`` keeps it) through nbgrader's API, and read its score."""
     with gradebook.open_gradebook(graded.gradebook_url) as gb:
         jobs = [(s.assignment.name, s.student.id) for a in gb.assignments for s in a.submissions]
         sent = {job: gradebook.export_submission(gb, *job) for job in jobs}

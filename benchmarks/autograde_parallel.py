@@ -4,10 +4,10 @@
 
 Each student submits the solution notebook of every chosen assignment (default: 01 and 02).
 Both runs grade the same class from scratch, each in its own temporary course root (the
-repository's solutions/ and exercises/ linked in), through ``course.autograde`` (one
+repository's solutions/ and exercises/ linked in), through ``course.grading.batch`` (one
 ``nbgrader autograde`` process per submission, on threads of one process, each result stored
-in the gradebook as it arrives: ``course.engine``). The scores of the two runs must agree. Writes
-benchmarks/out/autograde_parallel.json.
+in the gradebook as it arrives: ``course.grading.engine``). The scores of the two runs must
+agree. Writes benchmarks/out/autograde_parallel.json.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from course import release
-from course.autograde import autograde
 from course.config import Course, load_settings
+from course.grading.batch import autograde
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,8 +6,8 @@
 One student submits the solution notebook of every chosen assignment (default: 01-06) into a
 temporary course root (as ``autograde_parallel.py`` builds it); the solutions are replayed
 first (the grader's cache), then each submission is graded ``--rounds`` times, one at a time,
-exactly as ``python -m course autograde`` grades it (``course.grading.grade_one``: its own
-``nbgrader autograde`` process, the kernel in the bubblewrap sandbox). Every process of a
+exactly as ``python -m course autograde`` grades it (``course.grading.submission.grade_one``:
+its own ``nbgrader autograde`` process, the kernel in the bubblewrap sandbox). Every process of a
 grading notes when it reaches each stage (``autograder.stamp``, switched on by
 ``AFZ_TIMING``), and the stages' seconds are the gaps between those notes:
 
@@ -27,10 +27,10 @@ grading notes when it reaches each stage (``autograder.stamp``, switched on by
     nbgrader post-processing   nbgrader's other preprocessors, the notebook written, scores
                                saved in the gradebook, until the interpreter exits
     cleanup                    the run's cgroups removed, its temporary folder deleted
-    instructor side, other     diagnose and the log written (course.grading.grade_one)
+    instructor side, other     diagnose and the log written (course.grading.submission.grade_one)
 
-nbgrader is forked from a warm server (``course.forkserver``) that imported it once per worker;
-that start is measured once, before the rounds, and printed apart. ``--compare-cold`` grades
+nbgrader is forked from a warm server (``course.grading.forkserver``) that imported it once per
+worker; that start is measured once, before the rounds, and printed apart. ``--compare-cold`` grades
 every notebook a second time in each round with a cold ``python -m nbgrader``
 (the setting ``warm_nbgrader = false``), interleaved, and prints both medians side by side.
 
@@ -52,11 +52,12 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from course import forkserver, release
-from course.autograde import replay_solutions
+from course import release
 from course.config import Course
-from course.grading import grade_one
-from course.runner import nbgrader_env
+from course.grading import forkserver
+from course.grading.batch import replay_solutions
+from course.grading.nbgrader_command import nbgrader_env
+from course.grading.submission import grade_one
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 3.0

@@ -16,12 +16,7 @@ Its modules, one line each:
 - ``lms_strings``: the words an LMS writes in the downloader's language.
 - ``roster``: an LMS's class list; ``roster.csv``; nbgrader's student import.
 - ``validate``: a notebook's visible tests, run as the grader runs them.
-- ``autograde``: a class graded: what to grade, what was graded already.
-- ``engine``: the one grading engine: tasks to threads or to a Dask cluster, results stored.
-- ``tasks``: one submission as a task, carried to a worker and graded there.
-- ``grading``: one submission's ``nbgrader autograde`` and its result; ``autograde.json``.
-- ``runner``: one nbgrader command, in a run folder and a memory cgroup of its own.
-- ``forkserver``: a warm nbgrader, forked per command instead of started afresh.
+- ``grading``: a class graded by the one engine, down to one nbgrader command (a package).
 - ``gradebook``: nbgrader's gradebook, through its API: merge, export.
 - ``diagnose``: what happened to one graded submission, in words.
 - ``freshness``: whether a score is the score of the notebook in ``submitted/``.

@@ -27,7 +27,7 @@ instructor guide's table lists them) are the defaults, then the root's ``grading
 (``NAME = VALUE`` lines), then ``AFZ_GRADEBOOK_URL`` (another gradebook database, e.g.
 PostgreSQL), then ``--set NAME=VALUE`` (repeatable, before the command).
 
-Autograding has one engine (``course.engine``): each submission travels as a task, as bytes,
+Autograding has one engine (``course.grading.engine``): each submission travels as a task, as bytes,
 to a worker (threads of this process by default, ``--workers`` of them; with ``--scheduler
 tcp://HOST:PORT`` or a scheduler file, the workers of a Dask cluster that may span several
 machines; ``--scheduler local``, a Dask LocalCluster of this machine). Each worker grades
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
             timezone=args.timezone,
         )
     elif args.cmd == "autograde":
-        from course.autograde import autograde
+        from course.grading.batch import autograde
 
         workers = args.workers or os.cpu_count() or 1
         autograde(

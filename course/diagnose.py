@@ -16,7 +16,7 @@ from autograder import regions
 from autograder.outcomes import escaped
 from course.config import Course
 from course.entries import check_notebook, limits_problem, run_limited
-from course.runner import Run
+from course.grading.nbgrader_command import Run
 
 OUTCOMES = (
     "graded",

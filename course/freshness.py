@@ -1,7 +1,7 @@
 """Whether a learner's score in the gradebook is the score of the notebook in submitted/.
 
 ``autograde`` records in reports/autograde.json the sha256 of the files it graded (the
-notebooks and ``timestamp.txt``, ``course.tasks.digest``). A later ``collect`` that puts
+notebooks and ``timestamp.txt``, ``course.grading.task.digest``). A later ``collect`` that puts
 other files into submitted/ leaves the gradebook's score behind: that submission is *not
 graded since it was collected* until it is graded again; a submission that was collected and
 never graded is *not graded yet*. Neither is "without a submission". A score that nbgrader
@@ -26,7 +26,7 @@ def states(course: Course, assignment: str, scored: set[str]) -> dict[str, str]:
     ``assignment`` in submitted/; ``scored``: the students the gradebook has a score of. A
     submission autograde recorded is graded when its files are the ones recorded, whatever
     the grading's outcome (a grader's error is graded again by autograde, not here)."""
-    from course.tasks import digest, pack
+    from course.grading.task import digest, pack
 
     recorded = _recorded(course, assignment)
     out = {}

@@ -6,7 +6,7 @@ default, ``<root>/gradebook.db``) or a server database such as PostgreSQL
 opened (no driver, no server there, a wrong password, no such database, no right to create
 tables) is a CourseError that says why and what to do.
 
-Parallel autograding (``course.engine``): a worker grades each submission against its own
+Parallel autograding (``course.grading.engine``): a worker grades each submission against its own
 SQLite copy of a seed gradebook, into which the submission's fields in the main gradebook
 (extensions, manual grades, flags; ``export_submission``) were written first, and the
 instructor's process writes the result into the main gradebook (``import_submission``), so a
@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from course.config import COURSE_ID, CourseError, check_gradebook_url
-from course.runner import nbgrader_env
+from course.grading.nbgrader_command import nbgrader_env
 
 if TYPE_CHECKING:
     from nbgrader.api import Gradebook

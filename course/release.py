@@ -19,8 +19,8 @@ from pathlib import Path
 
 from course.config import RELEASE, SOURCE, Course, CourseError
 from course.gradebook import open_gradebook
+from course.grading.nbgrader_command import nbgrader
 from course.leaks import leaked_lines
-from course.runner import nbgrader
 from course.wheel import DISTRIBUTION, wheel_bytes, wheel_name, write_wheel
 
 # A released test cell's Test line, with or without its values: Test("grade_id"[, expected="..."])

@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.outcomes import escaped
 from autograder.preprocessors.safe_feedback import FEEDBACK_CSP
 from course.config import Course
-from course.runner import Run, nbgrader_run
+from course.grading.nbgrader_command import Run, nbgrader_run
 
 POLICY = html.escape(FEEDBACK_CSP, quote=False).replace('"', "&quot;")
 CSP_META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'

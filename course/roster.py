@@ -442,7 +442,7 @@ def import_roster(learners: list[Learner], course: Course) -> None:
 
     from course.config import COURSE_ID
     from course.gradebook import open_gradebook
-    from course.runner import nbgrader_env
+    from course.grading.nbgrader_command import nbgrader_env
 
     url = course.gradebook_url
     with open_gradebook(url):  # a gradebook that cannot be opened: a clear CourseError

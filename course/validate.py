@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from course.config import Course
-from course.runner import nbgrader
+from course.grading.nbgrader_command import nbgrader
 
 # nbgrader cuts every line of its report at this width (90 by default), which cut the hints of
 # the checks' messages: it gets room for whole lines, and its separators are drawn here again.

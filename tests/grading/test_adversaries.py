@@ -34,8 +34,8 @@ from support.submissions import (
 from autograder import regions
 from autograder.kernel_form import kernel_forms
 from autograder.pieces import absent_modules
-from course.autograde import autograde
 from course.config import Course, load_settings
+from course.grading.batch import autograde
 from course.reports import feedback
 
 pytestmark = pytest.mark.usefixtures("grading_env")

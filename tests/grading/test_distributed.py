@@ -1,5 +1,5 @@
 """Autograding on a real Dask cluster: ``dask scheduler`` and two ``dask worker`` processes on
-127.0.0.1, started with Dask's own command line from the .venv (``course.engine``).
+127.0.0.1, started with Dask's own command line from the .venv (``course.grading.engine``).
 
 * a class of 12 submissions of assignment 01, adversarial ones among them
   (tests/support/submissions.py builds them), graded on the cluster while one worker process
@@ -43,9 +43,9 @@ from support.submissions import (
 from autograder import sandbox
 from autograder.settings import Settings
 from course import gradebook
-from course.autograde import autograde
 from course.config import Course
-from course.grading import Result
+from course.grading.batch import autograde
+from course.grading.submission import Result
 
 BIN = Path(sys.executable).parent
 # 12 submissions: three controls and nine that try to break the grader or the grading.

@@ -1,6 +1,6 @@
-"""The warm nbgrader (``course.forkserver``): every command is a fresh child of one server that
-imported nbgrader once, behaves as a cold ``python -m nbgrader`` would (exit code, output,
-environment), and dies with its server, sandbox and all, so a killed worker leaves nothing.
+"""The warm nbgrader (``course.grading.forkserver``): every command is a fresh child of one
+server that imported nbgrader once, behaves as a cold ``python -m nbgrader`` would (exit code,
+output, environment), and dies with its server, sandbox and all, so a killed worker leaves nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from support import REPO
 from support.submissions import A1, make_root, read, submit
 
 from autograder import sandbox
-from course import forkserver
-from course.autograde import _skip_graded, autograde
 from course.config import Course
-from course.runner import nbgrader_run
+from course.grading import forkserver
+from course.grading.batch import _skip_graded, autograde
+from course.grading.nbgrader_command import nbgrader_run
 
 CGROUPS = Path("/sys/fs/cgroup")
 
@@ -41,7 +41,7 @@ def server_pid() -> int:
 
 
 def forkserver_env() -> dict[str, str]:
-    from course.runner import nbgrader_env
+    from course.grading.nbgrader_command import nbgrader_env
 
     return nbgrader_env()
 
@@ -205,7 +205,7 @@ def test_a_killed_instructor_process_leaves_no_command_cgroup_behind():
     launcher is gone (killed with that command while it removed its sandbox's cgroup). A
     sandbox cgroup whose launcher runs stays."""
     from autograder.sandbox import Cgroup, Limits
-    from course.runner import grader_cgroup
+    from course.grading.nbgrader_command import grader_cgroup
 
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],

@@ -3,7 +3,7 @@ tests/unit/test_grading_stamps.py).
 
 - nbgrader starts without jsonschema's "iri" checker (the grammar it builds on import cost
   about 1.3 s per nbgrader start; the lock keeps its package out), and
-  ``course.runner.NBGRADER_MAIN`` passes nbgrader's exit code on.
+  ``course.grading.nbgrader_command.NBGRADER_MAIN`` passes nbgrader's exit code on.
 - ``LimitedExecute`` ends the kernel with a signal once the last cell has replied, instead of
   a shutdown request that ipykernel answers by tearing itself down (about 1.5 s).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.preprocessors.limited_execute import LimitedExecute
-from course.runner import NBGRADER_MAIN, nbgrader_env
+from course.grading.nbgrader_command import NBGRADER_MAIN, nbgrader_env
 
 ROOT = Path(__file__).resolve().parents[2]
 

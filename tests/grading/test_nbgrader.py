@@ -41,8 +41,8 @@ from support.submissions import (
 )
 
 from course import gradebook, release
-from course.autograde import autograde
 from course.config import Course
+from course.grading.batch import autograde
 from course.release import check_release
 from course.reports import feedback, grades
 from course.validate import validate
@@ -276,7 +276,7 @@ def test_dask_workers_get_no_grades_but_each_task_its_own_submission(merge_runs,
     """The seed every Dask worker gets has the assignments and students and nothing graded, so
     it does not grow with the class; a submission already in the gradebook travels alone, in
     its own task, and a worker's seed with it equals the main gradebook for that submission."""
-    from course.engine import prior_states, seed_gradebook
+    from course.grading.engine import prior_states, seed_gradebook
 
     url, content = merge_runs["threads"]
     course = Course(make_root(tmp_path / "course"))
@@ -292,7 +292,7 @@ def test_dask_workers_get_no_grades_but_each_task_its_own_submission(merge_runs,
     assert sorted(priors) == sorted(jobs[:-1])  # the newcomer has no submission yet
     for (a, s), data in priors.items():
         db = tmp_path / f"{s}.db"
-        db.write_bytes(seed)  # as course.tasks.grade_task prepares it
+        db.write_bytes(seed)  # as course.grading.task.grade_task prepares it
         with gradebook.open_gradebook(f"sqlite:///{db}") as gb:
             gradebook.import_submission(gb, a, s, data)
         with gradebook.open_gradebook(f"sqlite:///{db}") as gb:

@@ -18,7 +18,7 @@ tests/grading/test_lms_round_trip.py.
   from the download's is taken as a change to that learner's grade.
 
 ``graded`` writes the state ``autograde`` leaves (through nbgrader's API and
-``course.grading.write_report``), so that the exports read real scores.
+``course.grading.submission.write_report``), so that the exports read real scores.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from pathlib import Path
 
 from course import gradebook
 from course.config import Course
-from course.grading import Result, write_report
-from course.tasks import digest, pack
+from course.grading.submission import Result, write_report
+from course.grading.task import digest, pack
 
 A1 = "01_attention"
 NOTEBOOK = "attention"

@@ -84,7 +84,7 @@ def test_a_slow_feedback_costs_only_its_own_page(tmp_path, monkeypatch, capsys):
     from autograder.outcomes import Outcome
     from course import reports
     from course.config import Course, CourseError
-    from course.runner import Run
+    from course.grading.nbgrader_command import Run
 
     for student in ("alice", "bob", "mallory", "oscar"):
         (tmp_path / "autograded" / student / "01_attention").mkdir(parents=True)

@@ -1,5 +1,6 @@
-"""The warm nbgrader's answers read by its client (``course.forkserver.Server._read``), with a
-stand-in server: no nbgrader is started. (The real server: tests/grading/test_forkserver.py.)"""
+"""The warm nbgrader's answers read by its client (``course.grading.forkserver.Server._read``),
+with a stand-in server: no nbgrader is started. (The real server:
+tests/grading/test_forkserver.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from course import forkserver
+from course.grading import forkserver
 
 READY = "print('{\"ready\": true}', flush=True)\n"
 

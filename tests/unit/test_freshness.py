@@ -1,7 +1,7 @@
 """Whether a learner's score is the score of the notebook in submitted/ (``course.freshness``).
 
 Quick: the state autograde leaves is written as autograde writes it (nbgrader's API and
-``course.grading.write_report``); no notebook is run.
+``course.grading.submission.write_report``); no notebook is run.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from support.lms_oracle import graded
 
 from course.config import Course
 from course.freshness import GRADED, NOT_GRADED, STALE, states
-from course.grading import Result, write_report
-from course.tasks import digest, pack
+from course.grading.submission import Result, write_report
+from course.grading.task import digest, pack
 
 REPO = Path(__file__).resolve().parents[2]
 A1 = "01_attention"

@@ -97,7 +97,7 @@ def test_a_new_gradebook_records_the_revision_alembic_names(tmp_path, monkeypatc
     import nbgrader.api
 
     from course.gradebook import open_gradebook, schema_revision
-    from course.runner import nbgrader_env
+    from course.grading.nbgrader_command import nbgrader_env
 
     asked = nbgrader.api.get_alembic_version  # nbgrader's own, before open_gradebook replaces it
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", asked)

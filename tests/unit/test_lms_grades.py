@@ -3,7 +3,7 @@ never take a grade away.
 
 Quick: the learners come into a real gradebook through a collect with the roster, and the
 scores that ``autograde`` would leave are written through nbgrader's API and
-``course.grading.write_report`` (tests/support/lms_oracle.py ``graded``);
+``course.grading.submission.write_report`` (tests/support/lms_oracle.py ``graded``);
 tests/grading/test_lms_round_trip.py grades for real. The LMS's own import rules are the
 oracle (``lms_oracle``: Canvas's "no change to value", Moodle's empty = no grade): an export
 must change the graded learners' grades and nothing else, in every setting of the export it

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from course import autograde, grading
-from course.autograde import _skip_graded
 from course.config import Course
-from course.grading import Result, write_report
+from course.grading import batch, submission
+from course.grading.batch import _skip_graded
+from course.grading.submission import Result, write_report
 
 REPO = Path(__file__).resolve().parents[2]
 A = "01_attention"
@@ -29,7 +29,7 @@ def _course(tmp_path: Path) -> Course:
 def _graded(course: Course) -> None:
     results = [Result(s, A, "ok", 3.0, 3.0) for s in ("ann", "bob")]
     for r in results:
-        r.sha256 = autograde._sha256(course, (A, r.student))
+        r.sha256 = batch._sha256(course, (A, r.student))
     write_report(course, results)
 
 
@@ -52,17 +52,17 @@ def test_changed_tests_grade_everything_again(tmp_path):
     _graded(course)
     notebook = next((course.solutions / A).glob("*.ipynb"))
     notebook.write_text(notebook.read_text() + "\n")  # any change to the tests
-    grading._grader_fingerprint.cache_clear()
+    submission._grader_fingerprint.cache_clear()
     try:
         assert _skip_graded(course, [(A, "ann"), (A, "bob")]) == [(A, "ann"), (A, "bob")]
     finally:
-        grading._grader_fingerprint.cache_clear()
+        submission._grader_fingerprint.cache_clear()
 
 
 def test_a_grader_failure_is_graded_again(tmp_path):
     course = _course(tmp_path)
     _graded(course)
     r = Result("ann", A, "error: no bwrap", outcome="grader error")
-    r.sha256 = autograde._sha256(course, (A, "ann"))
+    r.sha256 = batch._sha256(course, (A, "ann"))
     write_report(course, [r])
     assert _skip_graded(course, [(A, "ann"), (A, "bob")]) == [(A, "ann")]

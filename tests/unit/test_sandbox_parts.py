@@ -113,7 +113,7 @@ def test_a_tree_of_any_depth_is_removed(tmp_path):
 def test_a_kernel_that_died_on_a_full_grader_disk_is_the_graders_failure(monkeypatch):
     from autograder import kernel, outcomes
     from course.diagnose import diagnose, outcome
-    from course.runner import Run
+    from course.grading.nbgrader_command import Run
 
     monkeypatch.setattr(kernel, "MIN_FREE_MB", 1 << 40)  # every disk counts as full
     trouble = kernel.grader_trouble()
@@ -138,7 +138,7 @@ def test_a_cell_that_goes_on_after_the_interrupt_is_named_in_the_status():
     from autograder import outcomes
     from autograder.preprocessors.limited_execute import execution_error
     from course.diagnose import diagnose, outcome
-    from course.runner import Run
+    from course.grading.nbgrader_command import Run
 
     kind = execution_error(CellTimeoutError("Timeout waiting for IOPub output"))
     records = outcomes.Outcome(kernels=[{"exit": -15}], execution={"error": kind})
@@ -313,15 +313,15 @@ def test_the_kernel_gets_the_course_packages_and_nothing_of_the_grader(tmp_path)
 
 
 def test_a_run_folder_under_a_deep_tmpdir_goes_where_socket_paths_fit(tmp_path, monkeypatch):
-    from course import runner
+    from course.grading import nbgrader_command
 
     deep = tmp_path / ("a-deep-temporary-folder-" * 4)
     deep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
-    assert runner._short_tempdir() == "/tmp"
+    assert nbgrader_command._short_tempdir() == "/tmp"
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    if len(str(tmp_path)) + runner.SOCKET_NAME_ROOM <= runner.SOCKET_PATH_MAX:
-        assert runner._short_tempdir() == str(tmp_path)
+    if len(str(tmp_path)) + nbgrader_command.SOCKET_NAME_ROOM <= nbgrader_command.SOCKET_PATH_MAX:
+        assert nbgrader_command._short_tempdir() == str(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def test_the_instructors_process_reads_learners_notebooks_only_under_collects_li
 
     from course.config import load_settings
     from course.diagnose import diagnose
-    from course.runner import Run
+    from course.grading.nbgrader_command import Run
     from course.similarity import similarity
 
     root = tmp_path / "course"

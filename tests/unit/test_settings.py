@@ -15,7 +15,7 @@ from autograder import settings as st
 from autograder.settings import Settings, SettingsError
 from course.cli import main
 from course.config import Course, CourseError, load_settings
-from course.grading import grader_fingerprint
+from course.grading.submission import grader_fingerprint
 
 NAMES = [f.name for f in fields(Settings) if f.name != "origin"]
 
@@ -179,7 +179,7 @@ def test_the_replay_cache_and_the_report_share_one_fingerprint_of_the_grader(tmp
     """Both keys come from ``autograder.fingerprint``: a change to the grader's code changes
     the replay cache's key of a notebook and the grader recorded with each result."""
     from autograder import fingerprint, replay
-    from course import grading
+    from course.grading import submission
 
     code = tmp_path / "verdicts.py"
     code.write_text("x = 1\n")
@@ -190,7 +190,7 @@ def test_the_replay_cache_and_the_report_share_one_fingerprint_of_the_grader(tmp
     course = Course(tmp_path)
 
     def keys() -> tuple[str, str]:
-        grading._grader_fingerprint.cache_clear()
+        submission._grader_fingerprint.cache_clear()
         return replay._fingerprint(notebook, False), grader_fingerprint(course, "01_x")
 
     before = keys()

@@ -9,10 +9,10 @@ import zipfile
 import pytest
 from support.submissions import A1, exercise, make_root, source
 
-from course import grading
 from course.collect import collect
 from course.config import Course, CourseError
-from course.runner import Run
+from course.grading import submission
+from course.grading.nbgrader_command import Run
 from course.validate import validation_passed
 
 pytestmark = pytest.mark.usefixtures("grading_env")
@@ -72,15 +72,15 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
     def fake_diagnose(course, run, s, a):
         return ("ok" if run.rc == 0 else run.outcome.error, [])
 
-    monkeypatch.setattr(grading, "nbgrader_run", fake_run)
-    monkeypatch.setattr(grading, "diagnose", fake_diagnose)
-    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
+    monkeypatch.setattr(submission, "nbgrader_run", fake_run)
+    monkeypatch.setattr(submission, "diagnose", fake_diagnose)
+    result = submission.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
     assert len(calls) == 2 and result.status == "ok"
 
     calls.clear()
     died = Outcome(execution={"error": "dead kernel"})
     monkeypatch.setattr(
-        grading, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "", outcome=died)
+        submission, "nbgrader_run", lambda *a, **k: calls.append(a) or Run(1, "", outcome=died)
     )
-    result = grading.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
+    result = submission.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
     assert len(calls) == 1 and result.status == "dead kernel"

@@ -1,5 +1,5 @@
-"""One grading task: what travels to a worker (a thread here, or a Dask worker), and what it
-does there.
+"""One submission as a task: what the engine (``course.grading.engine``) carries to a worker
+(a thread here, or a Dask worker), and what the worker does with it.
 
 A ``Task`` carries ONE submission as bytes (every file of ``submitted/<student>/<assignment>/``,
 ``timestamp.txt`` included), not a path on a shared disk, and the instructor's grading settings
@@ -10,10 +10,12 @@ own environment says. The worker (``grade_task``) needs only a checkout of the c
 repository) and the seed gradebook of the run (SQLite bytes with the assignments and students,
 shipped once to every worker; a submission graded before travels with its own state,
 ``Task.prior``): it makes a temporary course root, writes the submission into it, grades it with
-``course.grading.grade_one`` (the same sandbox and diagnosis as a local run) and returns a
-``Graded``: the autograded files, the ``Result``, the log and the submission's fields in its
-gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which the
-instructor's side writes into the main gradebook.
+``course.grading.submission.grade_one`` (the same sandbox and diagnosis as a local run) and
+returns a ``Graded``: the autograded files, the ``Result``, the log and the submission's fields
+in its gradebook (``course.gradebook.export_submission``: plain values, a few kilobytes), which
+the instructor's side writes into the main gradebook. A Dask worker finds ``grade_task``,
+``Task`` and ``Graded`` by this module's name, ``course.grading.task``: its checkout must be of
+the instructor's commit.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from autograder.settings import Settings
 from course import gradebook
 from course.config import AUTOGRADED, RELEASE, REPO, SOURCE, SUBMITTED, Course
 from course.gradebook import Fields
-from course.grading import Result, grade_one
+from course.grading.submission import Result, grade_one
 
 Files = dict[str, bytes]  # path relative to the folder (POSIX) -> content
 

@@ -1,4 +1,6 @@
-"""Running one nbgrader command for a course root, and cleaning up after its sandboxes.
+"""Running one nbgrader command for a course root, and cleaning up after its sandboxes. Every
+nbgrader command of the course runs here: ``autograde`` (``course.grading.submission``), and
+also those of ``course.release``, ``course.validate`` and ``course.reports`` (feedback).
 
 nbgrader runs as ``python -m nbgrader`` in the repository (so ``nbgrader_config.py`` applies),
 with the course root and the gradebook URL given on its command line. Each command gets a run
@@ -23,8 +25,8 @@ from typing import TYPE_CHECKING
 
 from autograder import outcomes, stamp
 from autograder.settings import COURSE_FILE, RUN_VAR, Settings
-from course import forkserver
 from course.config import REPO, Course
+from course.grading import forkserver
 
 if TYPE_CHECKING:
     from autograder.sandbox import Cgroup
@@ -42,7 +44,7 @@ code = 1
 try:
     run = os.environ.get("AFZ_RUN")
     cgroup = json.load(open(os.path.join(run, "course.json")))["grader_cgroup"] if run else []
-    for procs in cgroup:  # into the command's own cgroup (course.runner)
+    for procs in cgroup:  # into the command's own cgroup (course.grading.nbgrader_command)
         with open(procs, "w") as f:
             f.write(str(os.getpid()))
     from nbgrader.apps.nbgraderapp import main
@@ -277,7 +279,7 @@ def _run_cold(cmd: list[str], env: dict[str, str], out_path: Path, timeout: floa
 def _run_warm(
     args: list[str], env: dict[str, str], out_path: Path, timeout: float | None
 ) -> tuple[int | None, str]:
-    """The command forked from this thread's nbgrader server (``course.forkserver``).
+    """The command forked from this thread's nbgrader server (``course.grading.forkserver``).
 
     (exit code, note for the log); the exit code is None when no server could start the
     command, which then runs cold.

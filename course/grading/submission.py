@@ -1,7 +1,8 @@
 """One submission graded: ``grade_one`` runs its ``nbgrader autograde`` and says what happened
 (a ``Result``); ``write_report`` records results in reports/autograde.json with the
-fingerprint of the grader that gave them. The one engine (``course.engine``) grades every
-submission through this module, on a worker thread or a Dask worker (``course.tasks``).
+fingerprint of the grader that gave them. The one engine (``course.grading.engine``) grades
+every submission through this module, on a worker thread or a Dask worker
+(``course.grading.task``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from autograder.fingerprint import fingerprint
 from course.config import Course
 from course.diagnose import diagnose, outcome
 from course.gradebook import Job
-from course.runner import Run, nbgrader_run
+from course.grading.nbgrader_command import Run, nbgrader_run
 
 KERNEL_START_ATTEMPTS = 3
 
@@ -34,7 +35,7 @@ class Result:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     outcome: str = "graded"  # graded, timed out, killed for memory, ... (diagnose.OUTCOMES)
-    sha256: str = ""  # of the submission's files (course.tasks.digest)
+    sha256: str = ""  # of the submission's files (course.grading.task.digest)
     grader: str = ""  # of what grades it: the assignment's source, helpers, autograder
     worker: str = ""  # host:pid of the Dask worker that graded it ("" for the local pool)
 

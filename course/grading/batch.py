@@ -1,9 +1,10 @@
-"""``autograde``: every submission graded in the OS sandbox, in parallel, by the one engine.
+"""A class graded as one batch (``python -m course autograde``): what to grade, what was graded
+already, and the results printed; every submission graded in the OS sandbox by the one engine.
 
 Each submission is graded by its own ``nbgrader autograde <assignment> --student <id>``
-process, so a crash is contained to one student. ``course.engine`` runs those processes as
-tasks on threads of this process (the default) or on a Dask cluster (``--scheduler``), and
-stores each result as it arrives.
+process, so a crash is contained to one student. The engine (``course.grading.engine``) runs
+those processes as tasks on threads of this process (the default) or on a Dask cluster
+(``--scheduler``), and stores each result as it arrives.
 
 reports/autograde.json records each result with the sha256 of the submission's files: with
 ``force=False`` a submission whose result is recorded for the same bytes is skipped (how a
@@ -16,12 +17,13 @@ import json
 import sys
 import time
 
-from course import engine, gradebook
+from course import gradebook
 from course.config import Course, CourseError
-from course.grading import REGRADE_OUTCOMES, Result, grader_fingerprint
+from course.grading import engine
+from course.grading.submission import REGRADE_OUTCOMES, Result, grader_fingerprint
+from course.grading.task import digest, pack
 from course.release import register
 from course.reports import write_summary
-from course.tasks import digest, pack
 
 NO_SANDBOX_WARNING = (
     "WARNING: grading WITHOUT the sandbox (--no-sandbox). Every submission runs with the "
@@ -80,7 +82,7 @@ def autograde(
 
     Without ``scheduler`` the work runs on threads of this process; with one, on the Dask
     scheduler there (``tcp://host:port`` or a scheduler file), or with ``"local"`` on a Dask
-    LocalCluster of ``workers`` processes (``course.engine``). ``force=False`` skips the
+    LocalCluster of ``workers`` processes (``course.grading.engine``). ``force=False`` skips the
     submissions already graded with the same bytes (reports/autograde.json). Every notebook runs
     in the OS sandbox (``autograder.sandbox``) under the course's settings (``course.settings``:
     they travel with each task, so a remote worker grades under them too); the setting
@@ -92,7 +94,7 @@ def autograde(
     names = course.assignments(names)
     if remote and not sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
-    elif not remote:  # a remote cluster's workers are checked by course.engine
+    elif not remote:  # a remote cluster's workers are checked by course.grading.engine
         check_sandbox(sandbox)
     submitted = course.submitted
     all_students = (

@@ -60,7 +60,7 @@ for line in requests:
             run = os.environ.get("AFZ_RUN")
             course = os.path.join(run, "course.json") if run else None
             cgroup = json.load(open(course))["grader_cgroup"] if course else []
-            for procs in cgroup:  # into the command's own cgroup (course.runner)
+            for procs in cgroup:  # into the command's own cgroup (course.grading.nbgrader_command)
                 with open(procs, "w") as f:
                     f.write(str(os.getpid()))
             sys.argv = ["nbgrader", *job["args"]]

@@ -1,6 +1,6 @@
 """The one grading engine: submissions out as tasks, each result stored as it arrives.
 
-``grade`` turns every submission into a ``course.tasks.Task`` (its files as bytes, the
+``grade`` turns every submission into a ``course.grading.task.Task`` (its files as bytes, the
 instructor's limits, its fields in the main gradebook if it has some) and hands the tasks to
 an executor; ``grade_task`` grades each in a temporary course root against a copy of the seed
 gradebook and sends back a ``Graded``. The seed of a cluster of other machines holds the
@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from course import gradebook
 from course.config import Course, CourseError, sqlite_path
-from course.grading import Result, write_report
+from course.grading.submission import Result, write_report
+from course.grading.task import Graded, Task, digest, grade_task, pack, unpack
 from course.release import register
-from course.tasks import Graded, Task, digest, grade_task, pack, unpack
 
 if TYPE_CHECKING:
     from distributed import Client
