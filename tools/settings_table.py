@@ -19,14 +19,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tools")]
+
+from guide_catalog import CATALOG, GUIDE, write_messages  # noqa: E402  (tools/ is not a package)
 
 from autograder.settings import DECLARED, DESCRIPTIONS, DESCRIPTIONS_ZH, Settings  # noqa: E402
 
-GUIDE = REPO / "instructor_guide.md"
-CATALOG = REPO / "locale" / "zh_CN" / "LC_MESSAGES" / "instructor_guide.po"
-GUIDE_LOCATION = "../../../../instructor_guide.md"  # as Sphinx's gettext builder names the page
-WIDTH = 76  # sphinx-intl's line width, so that the catalog is written as make i18n writes it
 HEADER = "| setting | default | what it limits |\n|---|---|---|\n"
 
 
@@ -64,22 +62,7 @@ def table() -> str:
 
 def write_catalog(path: Path = CATALOG) -> bool:
     """Set the catalog's message of every cell of the table; True if the catalog changed."""
-    from sphinx_intl import catalog as po
-
-    catalog = po.load_po(str(path))
-    changed = False
-    for english, chinese in translations().items():
-        message = catalog.get(english)
-        if message is None:
-            catalog.add(english, chinese, locations=[(GUIDE_LOCATION, None)])
-            changed = True
-        elif message.string != chinese or message.fuzzy:
-            message.string = chinese
-            message.flags.discard("fuzzy")
-            changed = True
-    if changed:
-        po.dump_po(str(path), catalog, width=WIDTH, ignore_obsolete=False)
-    return changed
+    return write_messages(translations(), path)
 
 
 def replaced(guide: str) -> str:

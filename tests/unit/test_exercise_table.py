@@ -91,10 +91,14 @@ def intro_problems(name: str, text: str) -> list[str]:
     forbidden = {n for ns in forbidden_lists(name).values() for n in ns}
     hidden = hidden_while_graded(name)
     said = named(text)
-    problems = [
-        f"names `{n}` as forbidden, which no list of {name} forbids"
-        for n in sorted(said - forbidden - {"helpers"})
-    ]
+    problems = []
+    for n in sorted(said - forbidden - {"helpers"}):
+        attr = n.removeprefix("helpers.")
+        if n.startswith("helpers.") and any(f.endswith(f".{attr}") for f in forbidden):
+            # a forbidden reference that helpers does not export by its name
+            problems.append(f"names `{n}`: add {attr} to _MODULES in helpers/__init__.py")
+        else:
+            problems.append(f"names `{n}` as forbidden, which no list of {name} forbids")
     # a forbidden piece of the course that the grading kernel still has must be named
     for n in sorted(forbidden):
         module, _, attr = n.removeprefix("helpers.").rpartition(".")
@@ -182,6 +186,15 @@ def test_the_introduction_check_fails_on_a_drift():
     assert any("`helpers.decoder.Decoder`" in p for p in intro_problems("04_encoder", promised))
     silent = re.sub(r"`helpers[^`]*`", "`x`", intro("03_positional_encoding"))
     assert any("helpers.positional" in p for p in intro_problems("03_positional_encoding", silent))
+
+
+def test_a_reference_left_out_of_the_lazy_exports_is_named(monkeypatch):
+    """A new reference class forbidden and named in the introduction, but not exported by
+    helpers: the check says where to export it."""
+    monkeypatch.delitem(helpers._HOME, "AddNorm")
+    assert "names `helpers.AddNorm`: add AddNorm to _MODULES in helpers/__init__.py" in (
+        intro_problems("04_encoder", intro("04_encoder"))
+    )
 
 
 def test_hiding_a_built_module_hides_only_its_own_names():
