@@ -36,13 +36,13 @@ OTHER_KERNELS = $$($(PY) tools/other_kernels.py)
 export JUPYTER_PLATFORM_DIRS := 1
 
 .PHONY: help venv book corpus pdf pdf-deps browser-deps sandbox-deps postgres-deps cjk-font lint format typecheck check unit test test-kernels clean distclean
-.PHONY: release check-release collect autograde feedback grades
+.PHONY: release verify-release check-release collect autograde feedback grades
 
 help: ## List the targets
 	@echo "Usage: make <target>"
 	@echo
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
-		awk 'BEGIN {FS = ":.*## "}; {printf "  %-13s %s\n", $$1, $$2}'
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
 # requirements.txt is the lock: every package of pyproject.toml's dependencies and extras at an
 # exact version with its hashes, written by `make lock` (pip-compile); pip installs it in
@@ -277,8 +277,13 @@ ASSIGNMENT ?=
 release: $(STAMP) ## Regenerate exercises/ from solutions/ (nbgrader generate_assignment)
 	$(PY) -m course release
 
-check-release: $(STAMP) ## Check exercises/ equals a fresh generation and leaks no solution
-	$(PY) -m course check-release
+verify-release: $(STAMP) ## Verify exercises/ equals a fresh generation and leaks no solution
+	$(PY) -m course verify-release
+
+# The name before verify-release ("check" is kept for `make check`), for one release
+check-release: ## Deprecated: the old name of verify-release
+	@echo "note: 'make check-release' is now 'make verify-release'; the old name goes in the next release" >&2
+	@$(MAKE) --no-print-directory verify-release
 
 collect: $(STAMP) ## Copy submissions (SRC=folder or .zip [ASSIGNMENT=..]) into submitted/
 	@test -n "$(SRC)" || { echo "usage: make collect SRC=path/to/folder-or.zip [ASSIGNMENT=01_attention]" >&2; exit 2; }

@@ -6,7 +6,7 @@ Its modules, one line each:
 - ``__main__``: ``python -m course``.
 - ``cli``: the command line: one subcommand per step of the workflow.
 - ``config``: the course id, the folder names, the gradebook URL; ``Course``, one course root.
-- ``release``: ``release`` and ``check-release``: ``exercises/`` from ``solutions/``.
+- ``release``: ``release`` and ``verify-release``: ``exercises/`` from ``solutions/``.
 - ``leaks``: the solution lines that must not appear in a released notebook.
 - ``wheel``: the learners' wheel (``helpers`` and ``checks``, one file to install).
 - ``collect``: a folder or .zip of submissions into ``submitted/`` (a package).

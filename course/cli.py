@@ -1,7 +1,7 @@
 """Instructor command line of the course: thin wrappers around the ordinary nbgrader commands.
 
     .venv/bin/python -m course release [ASSIGNMENT ...]       # solutions/ -> exercises/
-    .venv/bin/python -m course check-release                   # exercises/ == fresh generation?
+    .venv/bin/python -m course verify-release                  # exercises/ == fresh generation?
     .venv/bin/python -m course collect SOURCE [--assignment A] # folder or .zip -> submitted/
         [--layout canvas|moodle|blackboard|github-classroom|course] [--roster ROSTER.csv]
     .venv/bin/python -m course autograde [ASSIGNMENT ...] [--workers N] [--scheduler ADDRESS]
@@ -16,7 +16,7 @@
 Autograding runs every notebook in an OS sandbox (``autograder/``: bubblewrap, cgroups,
 rlimits; ``make sandbox-deps`` installs bubblewrap) and refuses to run without one unless
 ``--no-sandbox`` is given. Exit status: 0 when the command finished (autograde: whatever the
-learners' outcomes, which ``reports/summary.csv`` lists); 1 when ``check-release`` found a
+learners' outcomes, which ``reports/summary.csv`` lists); 1 when ``verify-release`` found a
 problem, ``feedback`` could not write some learner's feedback or ``validate`` failed; 2 for a
 problem the instructor must fix.
 
@@ -48,6 +48,12 @@ from pathlib import Path
 from course.config import REPO, Course, CourseError, load_settings
 from course.lms import LAYOUTS
 
+# The subcommand's name before verify-release, kept for one release: it prints this note.
+DEPRECATED_VERIFY = "check-release"
+DEPRECATED_NOTE = (
+    "note: `check-release` is now `verify-release`; the old name goes in the next release"
+)
+
 
 def parser() -> argparse.ArgumentParser:
     """The command line: one sub-command per step of the workflow."""
@@ -69,7 +75,12 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("release", help="regenerate exercises/ from solutions/")
     r.add_argument("assignments", nargs="*")
-    sub.add_parser("check-release", help="exercises/ must equal a fresh generation")
+    # check-release: the name before verify-release, kept for one release with a note
+    sub.add_parser(
+        "verify-release",
+        aliases=[DEPRECATED_VERIFY],
+        help="exercises/ must equal a fresh generation",
+    )
     c = sub.add_parser("collect", help="copy a folder or .zip of submissions into submitted/")
     c.add_argument("source", type=Path)
     c.add_argument(
@@ -207,10 +218,12 @@ def run(args: argparse.Namespace) -> int:
         from course.release import release
 
         release(args.assignments, course)
-    elif args.cmd == "check-release":
-        from course.release import check_release
+    elif args.cmd in ("verify-release", DEPRECATED_VERIFY):
+        from course.release import verify_release
 
-        problems = check_release(course)
+        if args.cmd == DEPRECATED_VERIFY:
+            print(DEPRECATED_NOTE, file=sys.stderr)
+        problems = verify_release(course)
         for line in problems:
             print("PROBLEM:", line)
         print("exercises/ is up to date" if not problems else f"{len(problems)} problem(s)")

@@ -5,7 +5,7 @@ comment, long enough to mean something) is defined once, in ``autograder/regions
 they count from ``LEAK_LENGTH`` (25) characters, since shorter lines (``return out``,
 ``d_k = q.size(-1)``) are too common in the chapters to mean a leak.
 
-``check-release`` asks whether a released exercise has a secret line (``leaked_lines``);
+``verify-release`` asks whether a released exercise has a secret line (``leaked_lines``);
 ``tests/test_book_build.py`` whether the built site shows one anywhere (``find_leaks``).
 """
 

@@ -1,4 +1,4 @@
-"""``release`` and ``check-release``: exercises/ generated from solutions/ by nbgrader.
+"""``release`` and ``verify-release``: exercises/ generated from solutions/ by nbgrader.
 
 ``release`` writes each assignment's student version with nbgrader, then puts into each of its
 test cells the solution's values of that cell's visible checks (``Test("...",
@@ -6,7 +6,7 @@ expected="afz1:...")``, :mod:`checks.released`), so that a learner's notebook ju
 visible checks with nothing beside it, and writes the learner's wheel (:mod:`course.wheel`)
 into exercises/. The values go into the released notebook only: nbgrader's gradebook keeps the
 source version of every test cell, which grading puts back, so no grading kernel gets them.
-``check-release`` regenerates everything into a temporary folder and compares, and scans the
+``verify-release`` regenerates everything into a temporary folder and compares, and scans the
 release for solution lines.
 """
 
@@ -185,7 +185,7 @@ def _compare(ours: Path, theirs: Path, a: str) -> list[str]:
     return problems
 
 
-def check_release(course: Course, names: list[str] | None = None) -> list[str]:
+def verify_release(course: Course, names: list[str] | None = None) -> list[str]:
     """Problems with exercises/: differences from a fresh generation (the visible checks'
     values included; a learners' wheel there must be a fresh build), leaked solution lines,
     release folders without a source. Writes nothing in the course."""

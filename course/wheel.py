@@ -10,7 +10,7 @@ instructor guide says.
 
 The wheel is built here, without a build backend, so that the same sources always give the same
 bytes (sorted entries, fixed times and modes), from the files git tracks (a file someone has not
-added yet stays out): ``check-release`` compares a wheel in exercises/ with a fresh one. It is a
+added yet stays out): ``verify-release`` compares a wheel in exercises/ with a fresh one. It is a
 build product, not kept in git: ``make release`` writes it.
 """
 

@@ -3,7 +3,7 @@
 The leak test reads the HTML site that `make book` writes to _build/html (`make test` builds
 it first). It takes the secret lines of the nbgrader source notebooks under solutions/ (code
 of the solution and hidden-test regions, as the course's one leak scanner, `course.leaks`,
-defines them: the scanner that `check-release` runs on exercises/), and asserts that none of
+defines them: the scanner that `verify-release` runs on exercises/), and asserts that none of
 them appears anywhere in the built site: in the HTML pages (as text, after removing
 syntax-highlighting tags), in the page sources under _sources/, or in the downloadable
 notebooks. (The scanner itself, and the chapters stored executed:

@@ -43,7 +43,7 @@ from support.submissions import (
 from course import gradebook, release
 from course.config import Course
 from course.grading.batch import autograde
-from course.release import check_release
+from course.release import verify_release
 from course.reports import feedback, grades
 from course.validate import validate
 
@@ -60,7 +60,7 @@ def by_key(results) -> dict[tuple[str, str], object]:
 # ---------------------------------------------------------------------------------------
 # slow: nbgrader generates every assignment again
 def test_exercises_are_a_fresh_generation_without_solutions():
-    problems = check_release(COURSE, ASSIGNMENTS)
+    problems = verify_release(COURSE, ASSIGNMENTS)
     assert problems == [], "\n".join(problems)
 
 

@@ -68,8 +68,8 @@ def test_secret_lines_keep_long_solution_and_hidden_test_lines(tmp_path):
     assert SECRET not in secret_lines(solution, notebook_text(student) + "\n" + hint)
 
 
-def test_check_release_uses_the_same_scanner(tmp_path):
-    """`check-release` flags a student version that has a secret line, and only then."""
+def test_verify_release_uses_the_same_scanner(tmp_path):
+    """`verify-release` flags a student version that has a secret line, and only then."""
     solution = _write_notebook(tmp_path / "sol.ipynb", [SOLUTION_CELL, HIDDEN_CELL])
     generated = "def attend(q, k, v, mask):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
     student = _write_notebook(tmp_path / "student.ipynb", [generated])

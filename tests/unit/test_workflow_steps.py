@@ -1,6 +1,7 @@
 """Steps of the instructor's workflow without a kernel: collect from a zip or a folder,
-validate's verdict read from nbgrader's output, and a kernel that died before it ran any
-learner code retried, not charged. (The whole workflow: tests/grading/test_nbgrader.py.)"""
+validate's verdict read from nbgrader's output, a kernel that died before it ran any learner
+code retried, not charged, and ``verify-release`` answering to its old name with a note. (The
+whole workflow: tests/grading/test_nbgrader.py.)"""
 
 from __future__ import annotations
 
@@ -84,3 +85,23 @@ def test_kernel_start_race_is_retried_not_charged_to_the_learner(monkeypatch, tm
     )
     result = submission.grade_one(("01_attention", "someone"), Course(tmp_path), "sqlite://")
     assert len(calls) == 1 and result.status == "dead kernel"
+
+
+@pytest.mark.parametrize("name", ["verify-release", "check-release"])
+def test_verify_release_answers_to_its_old_name_with_a_note(name, monkeypatch, tmp_path, capsys):
+    """``check-release`` runs ``verify-release`` for one release and says the new name, in one
+    line on stderr; ``verify-release`` says nothing of it."""
+    import course.release
+    from course.cli import main
+
+    asked = []
+    monkeypatch.setattr(course.release, "verify_release", lambda c: asked.append(c) or [])
+    assert main(["--root", str(tmp_path), name]) == 0
+    out, err = capsys.readouterr()
+    assert len(asked) == 1 and "exercises/ is up to date" in out
+    if name == "check-release":
+        assert err.strip().splitlines() == [
+            "note: `check-release` is now `verify-release`; the old name goes in the next release"
+        ]
+    else:
+        assert err == ""
