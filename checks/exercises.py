@@ -142,8 +142,9 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     Exercise(
         "06_train_and_generate",
-        # checkpoints: the trained weights would be an answer to the training task
-        builds=("model", "decoding", "training", "checkpoints"),
+        # checkpoints: the trained weights would be an answer to the training task;
+        # translation: it translates with the model and its decoding
+        builds=("model", "decoding", "training", "checkpoints", "translation"),
         forbids={
             "MODEL_BUILTINS": (
                 "helpers.model.Transformer",

@@ -15,6 +15,7 @@ order, one line each:
 - ``checkpoints``: the trained weights the chapters load (``weights/``).
 - ``interop``: PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer`` weights, copied in.
 - ``data``: the tasks' data: numbers in words, vocabularies, tasks, batches, verses, BPE.
+- ``translation``: real sentences translated, a word-by-word baseline, BLEU (sacrebleu).
 - ``pictures``: the chapters' pictures and measurements, not part of the model.
 
 Names are imported from their module on first use (``from helpers import MultiHeadAttention``

@@ -19,6 +19,7 @@ from .batching import (
     make_batch,
     pad_batch,
     pairs_to_batch,
+    token_batches,
 )
 from .bpe import BPE, pretokenize, train_bpe
 from .numbers import (
@@ -76,5 +77,6 @@ __all__ = [
     "pad_batch",
     "pairs_to_batch",
     "pretokenize",
+    "token_batches",
     "train_bpe",
 ]

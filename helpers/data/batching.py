@@ -3,7 +3,8 @@
 A :class:`Seq2SeqBatch` holds the padded source, the decoder input (BOS + the target without
 its last token) and the labels (the target, ending with EOS). :func:`batches` makes one
 shuffled pass over ``(src_ids, tgt_ids)`` pairs; :func:`endless_batches` goes on, epoch after
-epoch, until the caller stops.
+epoch, until the caller stops; :func:`token_batches` groups pairs of similar length under a
+budget of tokens, for real sentences.
 """
 
 from __future__ import annotations
@@ -130,3 +131,41 @@ def endless_batches(
     """
     for epoch in itertools.count():
         yield from batches(pairs, batch_size, seed=seed * 1000 + epoch, **kwargs)
+
+
+def token_batches(
+    pairs: Sequence[Pair],
+    max_tokens: int,
+    seed: int = 0,
+    pad_id: int = PAD_ID,
+    bos_id: int = BOS_ID,
+) -> Iterator[Seq2SeqBatch]:
+    """Batches of pairs of similar length, each at most ``max_tokens`` source or target ids
+    padding included, in a shuffled order; one pass.
+
+    Sentences of real text vary in length (a verse has 2 words or 80): a batch of random pairs
+    is mostly padding, and a fixed number of pairs makes a batch of long ones many times the
+    work of a batch of short ones. Sorting by length (ties broken at random, by ``seed``) and
+    cutting where the padded size would pass ``max_tokens`` keeps both even, as the paper did
+    ("batched together by approximate sequence length", about 25,000 tokens a batch).
+    """
+    max_tokens = check_count("max_tokens", max_tokens)
+    rng = random.Random(seed)
+    order = sorted(
+        range(len(pairs)), key=lambda i: (len(pairs[i][0]), len(pairs[i][1]), rng.random())
+    )
+    chunks: list[list[int]] = []
+    chunk: list[int] = []
+    longest = 0
+    for i in order:
+        length = max(len(pairs[i][0]), len(pairs[i][1]))
+        if chunk and max(longest, length) * (len(chunk) + 1) > max_tokens:
+            chunks.append(chunk)
+            chunk, longest = [], 0
+        chunk.append(i)
+        longest = max(longest, length)
+    if chunk:
+        chunks.append(chunk)
+    rng.shuffle(chunks)
+    for chunk in chunks:
+        yield pairs_to_batch([pairs[i] for i in chunk], pad_id, bos_id)
