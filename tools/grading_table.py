@@ -6,7 +6,9 @@
 Grades every notebook of ``tests/grading_cases/`` (the typical mistakes and the correct
 alternatives of each assignment; all assignments when none is named) with
 ``autograder/dry.py`` and prints one Markdown row per assignment: mistakes that lose points,
-alternatives that keep full marks, the mean score of a mistake, and the grading time.
+alternatives that keep full marks, the mean score of a mistake, and the grading time. A notebook
+graded otherwise than the table says (a mistake at full marks, an alternative or the solution
+below them, the untouched exercise above zero) is named on stderr, and the exit status is 1.
 
 ``--write`` puts the measured rows into ``instructor_guide.md``'s table (the rows of the other
 assignments are kept as they were measured), writes the totals sentence under the table from
@@ -36,6 +38,7 @@ HEADER = (
     "| assignment | typical mistakes that lose points | correct alternatives at full marks "
     "| a mistake's mean score | grading time |\n|---|---|---|---|---|\n"
 )
+SURPRISES: list[str] = []  # notebooks graded otherwise than the table says (printed)
 
 
 class Row(NamedTuple):
@@ -77,10 +80,11 @@ def measure(assignment: str) -> Row:
     mistakes = [n for n, w in want.items() if w == "less"]
     alternatives = [n for n in want if n.startswith("alternative: ")]
     top = graded["solution"].max_score
-    for n in mistakes + alternatives:
-        ok = graded[n].score < top if n in mistakes else graded[n].score == top
-        if not ok:
-            print(f"    NOT AS EXPECTED: {n}: {graded[n].score:g}/{top:g}", file=sys.stderr)
+    for n, w in want.items():
+        score = graded[n].score
+        if not {"full": score == top > 0, "zero": score == 0, "less": score < top}[w]:
+            print(f"    NOT AS EXPECTED: {n}: {score:g}/{top:g}", file=sys.stderr)
+            SURPRISES.append(f"{assignment}: {n}")
     return Row(
         assignment,
         caught=sum(graded[n].score < top for n in mistakes),
@@ -218,7 +222,7 @@ def main(argv: list[str]) -> int:
             print(f"{GUIDE.name}: the rows of {', '.join(r.assignment for r in measured)} written")
         if write_messages(translations(rows(new))):
             print("locale/zh_CN/LC_MESSAGES/instructor_guide.po: the table's cells written")
-    return 0
+    return 1 if SURPRISES else 0
 
 
 if __name__ == "__main__":
