@@ -21,6 +21,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -71,17 +72,48 @@ def _submission_files(folder: Path) -> list[Path]:
     return files
 
 
-def _forward(stream, limit: int = LOG_BYTES) -> None:
+# What a process that could not get memory writes on its way out: Python's exception, libzmq's
+# and C++'s allocation failures, the C library's ENOMEM. A notebook may write these words
+# itself, which changes only how its own kernel's death is described.
+OUT_OF_MEMORY = re.compile(rb"MemoryError|OUT OF MEMORY|Cannot allocate memory|std::bad_alloc")
+
+
+def _forward(stream, name: str, limit: int = LOG_BYTES) -> None:
     """Copy the first ``limit`` bytes of the kernel's output to our stderr, its control
-    characters escaped (``outcomes.escaped``: no terminal escape reaches a log); drain the rest."""
+    characters escaped (``outcomes.escaped``: no terminal escape reaches a log); drain the rest.
+    A sign in any of it that memory ran out goes into the kernel's record (``out_of_memory``)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
     sent = 0
+    tail = b""  # the end of the last chunk: a sign may straddle two
+    noted = False
     while chunk := stream.read(65536):
+        if not noted and OUT_OF_MEMORY.search(tail + chunk):
+            outcomes.kernel(name, out_of_memory="it wrote that memory ran out")
+            noted = True
+        tail = chunk[-32:]
         if sent < limit:
             text = decoder.decode(chunk[: limit - sent])
             sys.stderr.buffer.write(outcomes.escaped(text).encode("utf-8"))
             sys.stderr.flush()
             sent += len(chunk)
+
+
+def _watch_address_space(name: str, cgroup: sandbox.Cgroup, limit_mb: int, done) -> None:
+    """Note in the kernel's record when a process of the sandbox has filled its address space
+    (the per-process limit of ``limit_mb`` MiB): a kernel that ran out of memory and kept it
+    may die later in a thread of its own (sending a message), with nothing said. ``VmPeak`` is
+    a high-water mark: a look every 0.2 s sees it however short the peak was."""
+    margin_kb = 32 * 1024  # what the next allocation, refused, would have added
+    while not done.wait(0.2):
+        for pid in cgroup.pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            peak = re.search(r"^VmPeak:\s+(\d+) kB", status, re.M)
+            if peak and int(peak.group(1)) >= (limit_mb << 10) - margin_kb:
+                outcomes.kernel(name, out_of_memory=f"a process used its {limit_mb} MiB")
+                return
 
 
 def grading() -> bool:
@@ -176,6 +208,7 @@ def _run_bwrap(
     """Start the sandbox, link its sockets for the client, forward its output; its exit code."""
     fds: list[int] = []
     proc = None
+    watched = threading.Event()  # set when the sandbox has exited
     try:
         files = []
         cwd = Path.cwd()
@@ -235,8 +268,11 @@ def _run_bwrap(
         _ending["sandbox"] = proc
         if _ending["now"]:  # SIGTERM came while the sandbox was being set up
             proc.kill()
-        reader = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
+        reader = threading.Thread(target=_forward, args=(proc.stdout, name), daemon=True)
         reader.start()
+        if cgroup is not None and limits.memory_mb > 0:
+            args = (name, cgroup, limits.memory_mb, watched)
+            threading.Thread(target=_watch_address_space, args=args, daemon=True).start()
         try:
             pid = sandbox.sandbox_pid(info_read, proc)
         finally:
@@ -248,6 +284,7 @@ def _run_bwrap(
                 link.symlink_to(sockets / f"ipc-{port}")
             threading.Thread(target=_seal, args=(sockets, ports, proc), daemon=True).start()
         rc = proc.wait()
+        watched.set()
         stamp("sandbox exited")
         reader.join(timeout=2)
         outcomes.kernel(name, exit=rc, ended_by_client=bool(_ending["now"]))
@@ -260,6 +297,7 @@ def _run_bwrap(
     finally:
         for fd in fds:
             os.close(fd)
+        watched.set()
         if proc is not None and proc.poll() is None:
             proc.kill()
 

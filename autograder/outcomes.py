@@ -8,7 +8,9 @@ The processes of a grading write what they saw, and the instructor's tool reads 
   ``cgroup_version``, ``cgroup_dirs`` and ``uid`` (to clean up after a killed launcher),
   ``argv`` (the sandbox's command line), ``exit`` (the kernel's exit code, negative for a
   signal), ``ended_by_client`` (the client ended it, as at the end of every grading),
-  ``oom_killed``, ``trouble`` (the grader's machine was failing) and ``finished``.
+  ``oom_killed``, ``out_of_memory`` (a sign that a process of the kernel ran out of memory
+  under its own limit: what it wrote, or its address space full), ``trouble`` (the grader's
+  machine was failing) and ``finished``.
 - ``execution.json``, by the executing preprocessor
   (``preprocessors.limited_execute.LimitedExecute``): ``error`` (the kind of what stopped the
   execution: "dead kernel", "unresponsive kernel", "uninterruptible kernel" (a cell went on
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,17 +51,21 @@ def escaped(text: str) -> str:
     return CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
+_merging = threading.Lock()  # the launcher's threads write the same record
+
+
 def _merge(path: Path, data: dict) -> None:
-    old = {}
-    if path.exists():
-        try:
-            old = json.loads(path.read_text())
-        except ValueError:
-            old = {}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({**old, **data}))
-    tmp.replace(path)
+    with _merging:
+        old = {}
+        if path.exists():
+            try:
+                old = json.loads(path.read_text())
+            except ValueError:
+                old = {}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps({**old, **data}))
+        tmp.replace(path)
 
 
 def kernel(name: str, **data: object) -> None:
@@ -93,6 +100,11 @@ class Outcome:
     @property
     def oom_killed(self) -> bool:
         return any(k.get("oom_killed") for k in self.kernels)
+
+    @property
+    def out_of_memory(self) -> str | None:
+        """The first sign that a kernel's process ran out of memory under its own limit."""
+        return next((k["out_of_memory"] for k in self.kernels if k.get("out_of_memory")), None)
 
     @property
     def sandbox_failure(self) -> str | None:

@@ -162,6 +162,8 @@ def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tup
         ), notes
     if oom:
         notes.append(f"a process was killed for memory (the sandbox's {limit} MiB)")
+    elif kernels.out_of_memory:
+        notes.append(f"a process ran out of memory ({kernels.out_of_memory})")
     if rc != 0:
         if kernels.sandbox_failure:
             why = kernels.sandbox_failure
@@ -169,6 +171,14 @@ def diagnose(course: Course, run: Run, submitted: Path, autograded: Path) -> tup
         if kernels.grader_trouble:  # the kernel died while the grader's machine was failing
             why = kernels.grader_trouble
             return f"error: the grading sandbox failed (afz-grader kernel: {why})", notes
+        if kernels.error == "dead kernel" and kernels.out_of_memory:
+            # It kept what it had filled, and died when a thread of the kernel could get no
+            # more (the kernel's messages need memory too).
+            return (
+                f"error: killed for memory: the kernel died after it ran out of memory (each "
+                f"of its processes may use {limit} MiB, {settings.where('kernel_memory_mb')}); "
+                "graded 0"
+            ), notes
         if kernels.error in ("dead kernel", "kernel start"):
             return "error: the kernel died (e.g. os._exit or a crash); graded 0", notes
         if kernels.error == "uninterruptible kernel":

@@ -296,7 +296,7 @@ def test_the_kernels_log_has_its_control_characters_escaped(monkeypatch):
 
     sink = io.BytesIO()
     monkeypatch.setattr("sys.stderr", io.TextIOWrapper(sink, encoding="utf-8"))
-    _forward(Stream())
+    _forward(Stream(), "k1")
     text = sink.getvalue().decode()
     assert text == "ok \\x1b]0;owned\\x07\\x1b[2J\\r\\u202etxt.exe é\n", repr(text)
 
