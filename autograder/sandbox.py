@@ -75,8 +75,9 @@ def _own_cgroup_paths() -> dict[str, str]:
     paths = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
-        # nbgrader itself runs in a cgroup of its own below GROUP (course.runner): its kernel's
-        # cgroup is a sibling of that one, not a child counted against nbgrader's memory
+        # nbgrader itself runs in a cgroup of its own below GROUP (course.grading.nbgrader_command):
+        # its kernel's cgroup is a sibling of that one, not a child counted against nbgrader's
+        # memory
         path = path.split(f"/{GROUP}/")[0] or "/"
         for c in controllers.split(",") if controllers else [""]:
             paths[c] = path

@@ -1,10 +1,11 @@
 """What happened to one graded submission, in words for the instructor's report.
 
-``diagnose`` reads what the nbgrader command recorded (``course.runner.Run``: its exit code, whether
-it was killed, the kernels' and the execution's records of ``autograder.outcomes``), the submitted
-and the autograded notebooks, never the text of its log: it gives the status (``ok`` or ``error:
-<why>``, graded 0) and notes such as *deleted test/locked cell(s) ... restored* or *a cell ran past
-the time limit*. ``outcome`` sorts a status into one of ``OUTCOMES``.
+``diagnose`` reads what the nbgrader command recorded (``course.grading.nbgrader_command.Run``: its
+exit code, whether it was killed, the kernels' and the execution's records of
+``autograder.outcomes``), the submitted and the autograded notebooks, never the text of its log:
+it gives the status (``ok`` or ``error: <why>``, graded 0) and notes such as *deleted test/locked
+cell(s) ... restored* or *a cell ran past the time limit*. ``outcome`` sorts a status into one
+of ``OUTCOMES``.
 """
 
 from __future__ import annotations
