@@ -149,13 +149,18 @@ def rows(guide: str) -> list[Row]:
     return [parsed(line) for line in guide[start:end].splitlines()]
 
 
-def totals(table: list[Row]) -> str:
-    """The sentence under the table: every row's mistakes and alternatives added up, and the
-    mistakes only the contract sweep catches (``SWEPT`` in each table of cases)."""
+def _added_up(table: list[Row]) -> tuple[int, int, int, int]:
+    """(mistakes, caught, caught by the contract sweep alone, alternatives) of every row."""
     mistakes = sum(r.mistakes for r in table)
     caught = sum(r.caught for r in table)
     swept = sum(len(grading_cases.SWEPT.get(r.assignment, [])) for r in table)
-    alternatives = sum(r.alternatives for r in table)
+    return mistakes, caught, swept, sum(r.alternatives for r in table)
+
+
+def totals(table: list[Row]) -> str:
+    """The sentence under the table: every row's mistakes and alternatives added up, and the
+    mistakes only the contract sweep catches (``SWEPT`` in each table of cases)."""
+    mistakes, caught, swept, alternatives = _added_up(table)
     how = "every one of them caught" if caught == mistakes else f"{caught} of them caught"
     return (
         f"In all, {mistakes} typical mistakes, {how} ({swept} of them by the contract sweep "
@@ -164,10 +169,7 @@ def totals(table: list[Row]) -> str:
 
 
 def totals_zh(table: list[Row]) -> str:
-    mistakes = sum(r.mistakes for r in table)
-    caught = sum(r.caught for r in table)
-    swept = sum(len(grading_cases.SWEPT.get(r.assignment, [])) for r in table)
-    alternatives = sum(r.alternatives for r in table)
+    mistakes, caught, swept, alternatives = _added_up(table)
     how = "每一个都被发现了" if caught == mistakes else f"其中 {caught} 个被发现"
     return (
         f"总计 {mistakes} 个典型错误，{how}（其中 {swept} 个只有契约扫描能发现）；"
