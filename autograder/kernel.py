@@ -208,7 +208,7 @@ def _run_bwrap(
     """Start the sandbox, link its sockets for the client, forward its output; its exit code."""
     fds: list[int] = []
     proc = None
-    watched = threading.Event()  # set when the sandbox has exited
+    watched = threading.Event()  # set once the sandbox is over (finally)
     try:
         files = []
         cwd = Path.cwd()
@@ -284,7 +284,6 @@ def _run_bwrap(
                 link.symlink_to(sockets / f"ipc-{port}")
             threading.Thread(target=_seal, args=(sockets, ports, proc), daemon=True).start()
         rc = proc.wait()
-        watched.set()
         stamp("sandbox exited")
         reader.join(timeout=2)
         outcomes.kernel(name, exit=rc, ended_by_client=bool(_ending["now"]))
