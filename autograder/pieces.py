@@ -12,6 +12,7 @@ table, which the test cells' forbidden lists come from too); ``PIECES`` is its v
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -52,6 +53,14 @@ PICTURES_STUB = "raise ImportError({!r})\n".format(
 )
 
 
+def public_names(source: Path) -> str:
+    """The ``__all__ = [...]`` statement of a module's source ('' without one), kept at the top
+    of its stub: ``helpers/__init__.py`` reads it to know what it exports, so that a name of an
+    absent module raises the stub's ``ImportError``, not "cannot import name"."""
+    found = re.search(r"^__all__ = \[.*?\]$", source.read_text(encoding="utf-8"), re.M | re.S)
+    return found.group(0) + "\n" if found else ""
+
+
 def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
     """A copy of ``helpers_dir`` at ``dest`` with the absent modules and ``helpers.pictures``
     replaced by stubs."""
@@ -61,12 +70,14 @@ def filtered_copy(helpers_dir: Path, dest: Path, assignment: str) -> Path:
         if path.suffix == ".py":
             module = path.stem
             if module in absent:
-                (dest / path.name).write_text(stub(module, absent[module], assignment))
+                text = public_names(path) + stub(module, absent[module], assignment)
+                (dest / path.name).write_text(text)
             else:
                 shutil.copy2(path, dest / path.name)
         elif path.name == "pictures":  # a grading kernel draws nothing
             (dest / path.name).mkdir()
-            (dest / path.name / "__init__.py").write_text(PICTURES_STUB)
+            for source in sorted(path.glob("*.py")):
+                (dest / path.name / source.name).write_text(public_names(source) + PICTURES_STUB)
         elif path.is_dir() and path.name not in ("__pycache__", "weights"):  # no test loads them
             shutil.copytree(path, dest / path.name, ignore=_code_only)
     for path in dest.rglob("*"):

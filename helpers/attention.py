@@ -12,6 +12,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+__all__ = ["causal_mask", "padding_mask", "scaled_dot_product_attention", "target_mask"]
+
 
 def check_mask(mask: Tensor, scores_shape: torch.Size | tuple[int, ...]) -> None:
     """Raise a clear error unless ``mask`` is boolean and broadcasts to ``scores_shape``."""
@@ -54,6 +56,14 @@ def scaled_dot_product_attention(
         ``(output, weights)`` with shapes ``(..., q_len, d_v)`` and ``(..., q_len, k_len)``.
         A query row whose keys are all masked gets zero weights and a zero output
         (as in ``torch.nn.functional.scaled_dot_product_attention``), not NaN.
+
+    Equal to PyTorch's fused attention (a test runs this example):
+
+    >>> q, k, v = torch.randn(3, 2, 4, 5, 8, dtype=torch.float64).unbind(0)
+    >>> output, weights = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    >>> fused = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    >>> torch.allclose(output, fused), torch.allclose(weights.sum(-1), torch.ones(2, 4, 5).double())
+    (True, True)
     """
     if q.size(-1) != k.size(-1):
         raise ValueError(

@@ -13,6 +13,8 @@ from torch import Tensor, nn
 from .layers import AddNorm, FeedForward
 from .multi_head import KVCache, MultiHeadAttention
 
+__all__ = ["Decoder", "DecoderCache", "DecoderLayer"]
+
 
 @dataclass
 class DecoderCache:

@@ -17,6 +17,8 @@ from .attention import causal_mask, padding_mask
 from .decoder import DecoderCache
 from .model import Transformer
 
+__all__ = ["beam_search", "greedy_decode"]
+
 
 @contextmanager
 def eval_mode(model: nn.Module) -> Iterator[None]:

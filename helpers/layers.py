@@ -14,6 +14,8 @@ from torch import Tensor, nn
 
 from .multi_head import MultiHeadAttention
 
+__all__ = ["AddNorm", "Encoder", "EncoderLayer", "FeedForward"]
+
 
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position alone.

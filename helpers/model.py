@@ -13,6 +13,8 @@ from .layers import Encoder
 from .multi_head import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding, TokenEmbedding
 
+__all__ = ["Transformer", "TransformerConfig"]
+
 
 @dataclass
 class TransformerConfig:

@@ -10,6 +10,8 @@ from torch import Tensor, nn
 
 from .attention import check_mask, scaled_dot_product_attention
 
+__all__ = ["KVCache", "MultiHeadAttention", "merge_heads", "split_heads"]
+
 
 @dataclass
 class KVCache:

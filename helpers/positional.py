@@ -7,6 +7,13 @@ import math
 import torch
 from torch import Tensor, nn
 
+__all__ = [
+    "LearnedPositionalEncoding",
+    "PositionalEncoding",
+    "TokenEmbedding",
+    "sinusoidal_positional_encoding",
+]
+
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> Tensor:
     """The paper's table ``(max_len, d_model)``.

@@ -16,6 +16,17 @@ from .attention import padding_mask, target_mask
 from .decoding import greedy_decode
 from .model import Transformer
 
+__all__ = [
+    "exact_match",
+    "make_optimizer",
+    "noam_lr",
+    "noam_scheduler",
+    "seed_everything",
+    "sequence_loss",
+    "train",
+    "train_step",
+]
+
 
 class Batch(Protocol):
     """What the training loop needs of a batch: ids ``(batch, len)``, padded."""

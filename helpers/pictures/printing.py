@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor
 
+__all__ = ["format_difference", "format_vector"]
+
 
 def format_vector(vector: Tensor, digits: int = 4) -> str:
     """A 1-D tensor ``(n,)`` as a list of rounded numbers, e.g. ``[0.5816, 0.8484, 0.4406]``."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+__all__ = ["best_time"]
+
 
 def best_time(fn: Callable[..., object], *args: object, repeats: int = 5, warmup: int = 0) -> float:
     """Seconds of the fastest of ``repeats`` calls of ``fn(*args)``, after ``warmup`` untimed ones.

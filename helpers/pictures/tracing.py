@@ -26,6 +26,8 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
+__all__ = ["format_shape_table", "print_shape_table", "trace_shapes"]
+
 ROOT_NAME = "(model)"
 
 Shape = tuple[int, ...]

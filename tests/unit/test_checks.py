@@ -427,6 +427,8 @@ def test_pieces_of_this_and_later_assignments_are_absent(tmp_path):
         "import helpers.multi_head": "exercise 02_multi_head asks you to write",
         "from helpers import Encoder": "later exercise (04_encoder)",
         "from helpers.model import Transformer": "later exercise (06_train_and_generate)",
+        "from helpers import format_vector": "pictures and measurements",
+        "import helpers.pictures.tracing": "pictures and measurements",
     }
     # One process tries them all (each import of torch costs a process about 2 CPU-s); a failed
     # import leaves nothing in sys.modules, so each one fails as it would alone.

@@ -94,9 +94,11 @@ def intro_problems(name: str, text: str) -> list[str]:
     problems = []
     for n in sorted(said - forbidden - {"helpers"}):
         attr = n.removeprefix("helpers.")
-        if n.startswith("helpers.") and any(f.endswith(f".{attr}") for f in forbidden):
+        homes = [f.removeprefix("helpers.") for f in forbidden if f.endswith(f".{attr}")]
+        if n.startswith("helpers.") and homes:
             # a forbidden reference that helpers does not export by its name
-            problems.append(f"names `{n}`: add {attr} to _MODULES in helpers/__init__.py")
+            path = "helpers/" + homes[0].rpartition(".")[0].replace(".", "/") + ".py"
+            problems.append(f"names `{n}`: add {attr} to __all__ in {path}")
         else:
             problems.append(f"names `{n}` as forbidden, which no list of {name} forbids")
     # a forbidden piece of the course that the grading kernel still has must be named
@@ -192,15 +194,15 @@ def test_a_reference_left_out_of_the_lazy_exports_is_named(monkeypatch):
     """A new reference class forbidden and named in the introduction, but not exported by
     helpers: the check says where to export it."""
     monkeypatch.delitem(helpers._HOME, "AddNorm")
-    assert "names `helpers.AddNorm`: add AddNorm to _MODULES in helpers/__init__.py" in (
+    assert "names `helpers.AddNorm`: add AddNorm to __all__ in helpers/layers.py" in (
         intro_problems("04_encoder", intro("04_encoder"))
     )
 
 
 def test_hiding_a_built_module_hides_only_its_own_names():
-    """helpers exports each name lazily from the module it lives in (helpers/__init__.py): a
-    name listed under a module it is only imported into would vanish while that module is
-    hidden, or stay while its real home is hidden."""
+    """helpers exports each name lazily from the module whose ``__all__`` lists it: a name
+    listed by a module it is only imported into would vanish while that module is hidden, or
+    stay while its real home is hidden."""
     built = {m for e in EXERCISES for m in e.builds}
     wrong = []
     for name, module in helpers._HOME.items():
