@@ -11,7 +11,7 @@ After the run: the attackers got 0, the honest learner 22, the no-work learner 0
 files, the other learners' submissions and gradebook rows are unchanged; no feedback file holds
 a hidden test or solution line or an instructor path; no process or cgroup of a sandbox is
 left; nothing was written outside; every command exited as documented. (The sandbox's parts,
-each on its own: tests/unit/test_sandbox_parts.py.)
+each on its own: tests/grading/test_sandbox_parts.py.)
 """
 
 from __future__ import annotations

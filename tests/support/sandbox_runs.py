@@ -1,5 +1,5 @@
 """The course's commands run as an instructor runs them, and what sandboxes left running;
-shared by tests/grading/test_sandbox.py and tests/unit/test_sandbox_parts.py."""
+shared by tests/grading/test_sandbox.py and tests/grading/test_sandbox_parts.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Messages that teach: crashes explained (checks/explain.py), known mistakes named
-(``like=``), inputs changed in place (``Test.unchanged``), tuples returned (``returns=``), and
-the kernel-less grader that the mistake table runs on (autograder/dry.py).
+(``like=``), inputs changed in place (``Test.unchanged``) and tuples returned (``returns=``). The
+kernel-less grader that the mistake table runs on (autograder/dry.py) starts kernels: its test
+is in the slow tier, tests/grading/test_dry_grader.py.
 
 The errors below are raised by the real PyTorch and NumPy, so a change in their wording
 breaks these tests rather than the learners' messages."""
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-import nbformat
 import numpy as np
 import pytest
 import torch
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import checks
-from autograder import dry, verdicts
+from autograder import verdicts
 from checks import Test, compare, encode, explain
 
 
@@ -250,67 +250,3 @@ def test_an_input_changed_in_place_fails_with_a_hint():
     (record,) = [r for r in collected if r["key"] == ref["key"]]
     message = compare.judge(ref, json.loads(json.dumps(record["value"])))
     assert "changed its input `x` in place" in message
-
-
-# ---------------------------------------------------------------------------------------
-# the kernel-less grader
-# ---------------------------------------------------------------------------------------
-def tiny_assignment(tmp_path) -> tuple:
-    nb = nbformat.v4.new_notebook()
-    sol = {"grade": False, "solution": True, "locked": False, "grade_id": "f",
-           "schema_version": 3}  # fmt: skip
-    test = {"grade": True, "solution": False, "locked": True, "grade_id": "test_f",
-            "points": 2, "schema_version": 3}  # fmt: skip
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            "def f(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION",
-            metadata={"nbgrader": sol},
-        ),
-        nbformat.v4.new_code_cell(
-            "from checks import Test\nt = Test('test_f')\n"
-            "t.close('f(1)', t.call(f, 1.0))\n"
-            "### BEGIN HIDDEN TESTS\nt.close('f(5)', t.call(f, 5.0))\n### END HIDDEN TESTS\n",
-            metadata={"nbgrader": test},
-        ),
-    ]
-    folder = tmp_path / "solutions" / "99_tiny"
-    folder.mkdir(parents=True)
-    path = folder / "tiny.ipynb"
-    nbformat.write(nb, path)
-    return path, json.loads(path.read_text())
-
-
-def variant(nb: dict, body: str, test_text: str | None = None) -> dict:
-    nb = json.loads(json.dumps(nb))
-    nb["cells"][0]["source"] = f"def f(x):\n    {body}\n"
-    if test_text is not None:
-        nb["cells"][1]["source"] = test_text
-    return nb
-
-
-def test_the_dry_grader_scores_like_real_grading(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    source, nb = tiny_assignment(tmp_path)
-    notebooks = {
-        "solution": nb,
-        "hard-coded visible value": variant(nb, "return 2.0"),
-        "crash": variant(nb, "return x.view(3)"),
-        "exits its process": variant(nb, "import os; os._exit(0)"),
-        "loops": variant(nb, "while True: pass"),
-        "deletes the hidden test": variant(nb, "return x + 1", "print('passed')"),
-        "fakes records": variant(
-            nb,
-            "return 0",
-            "from IPython.display import publish_display_data\n"
-            "publish_display_data({'application/vnd.afz.check+json': {'test': 'test_f', "
-            "'key': 'f(1)', 'value': 2.0}})",
-        ),
-    }
-    graded = dry.grade(source, notebooks, timeout=3, jobs=2)
-    scores = {name: g.score for name, g in graded.items()}
-    full = ("solution", "deletes the hidden test")  # test cells are restored from the source
-    assert scores == {name: (2.0 if name in full else 0.0) for name in notebooks}
-    assert graded["solution"].max_score == 2.0
-    assert "f(5)" in graded["hard-coded visible value"].failed()["test_f"]
-    assert "has no attribute 'view'" in graded["crash"].failed()["test_f"]
-    assert "CellTimeoutError" in graded["loops"].failed()["test_f"]
