@@ -20,7 +20,8 @@ evaluations are not counted; the wall minutes are recorded beside.
 
 Writes into ``--out`` (default ``benchmarks/out/translation/<name>/``, not kept in git):
 ``results.json`` (settings, machine, the curve, the final scores, the test's signatures),
-``bpe.json`` (the merges) and ``weights.pt`` (the averaged and the last weights, float32).
+``bpe.json`` (the merges), ``weights.pt`` (the averaged and the last weights, float32) and
+``snapshots.pt`` (the last ``--average`` snapshots, rewritten at each evaluation).
 Like ``tools/book_runs.py``, it computes with AVX2 kernels unless ``--native-kernels``, so that
 the run can be made again on an AVX2 or an AVX-512 machine. The pilot runs that chose the
 default sizes, with their numbers: ``tools/translation_pilot.md``.
@@ -203,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 snapshots = snapshots[-args.average :]
                 print(json.dumps(point), flush=True)
                 (out / "curve.json").write_text(json.dumps(curve, indent=1))  # so far
+                torch.save(snapshots, out / "snapshots.pt")  # what a crash at the end would lose
                 next_eval += args.eval_minutes * 60
             if trained >= budget or past(args.stop_at):
                 budget = trained
