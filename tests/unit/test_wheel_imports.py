@@ -5,6 +5,7 @@ of the chapters' that imports more (matplotlib, sacrebleu) is left out of it."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 
 from support import REPO
@@ -37,3 +38,23 @@ def test_every_module_of_the_wheel_imports_only_what_the_wheel_declares():
         f"{wrong}: the learners' wheel would ship these without their dependencies; add the "
         "dependency to course.wheel.RUNTIME, or leave the module out (course.wheel.LEFT_OUT)"
     )
+
+
+def test_helpers_from_the_wheel_imports_and_exports_every_name_it_ships(tmp_path):
+    """``import helpers`` reads each listed module's ``__all__`` from its file: a module the
+    wheel leaves out (the chapters' pictures) must not stop the import, and every name of a
+    module the wheel ships must be exported."""
+    for rel, data in wheel._sources(REPO):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    code = "import helpers; print(' '.join(helpers.__all__))"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); {code}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    exported = set(done.stdout.split())
+    assert {"Transformer", "MultiHeadAttention", "train_bpe", "PAD_ID"} <= exported
+    assert not exported & {"format_vector", "best_time", "print_shape_table"}  # not shipped
