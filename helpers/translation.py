@@ -37,15 +37,18 @@ def translate(
     batch_size: int = 64,
     max_len_a: float = 1.5,
     max_len_b: int = 10,
+    target_bpe: BPE | None = None,
 ) -> list[str]:
     """Translate ``sentences`` (plain text) into plain text, in their order.
 
-    The sentences are encoded with ``bpe`` (the shared vocabulary of source and target),
-    sorted by length so that a batch holds little padding, and decoded greedily
+    The sentences are encoded with ``bpe`` (the shared vocabulary of source and target, or the
+    source's alone when ``target_bpe`` reads the output), sorted by length so that a batch
+    holds little padding, and decoded greedily
     (``beam_size=1``) or with beam search and the GNMT ``length_penalty``. A batch may generate
     up to ``max_len_a · (longest source) + max_len_b`` pieces.
     """
     ids = [bpe.encode(s) for s in sentences]
+    reader = bpe if target_bpe is None else target_bpe
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     out: list[str] = [""] * len(ids)
     step = max(1, batch_size // beam_size)
@@ -60,7 +63,7 @@ def translate(
                 model, src, max_len, beam_size=beam_size, length_penalty=length_penalty
             )
         for row, i in enumerate(rows):
-            out[i] = bpe.decode(hyp[row])
+            out[i] = reader.decode(hyp[row])
     return out
 
 

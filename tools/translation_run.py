@@ -51,6 +51,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merges", type=int, default=8000, help="BPE merges (shared vocabulary)")
+    p.add_argument(
+        "--separate-vocab",
+        action="store_true",
+        help="a vocabulary for each language (--merges each), the target embedding tied to the "
+        "output layer only, instead of one shared vocabulary and all three tied",
+    )
     p.add_argument("--max-len", type=int, default=100, help="longest training pair, in pieces")
     p.add_argument("--max-tokens", type=int, default=4000, help="a batch's padded size")
     p.add_argument("--d-model", type=int, default=256)
@@ -123,16 +129,28 @@ def main(argv: list[str] | None = None) -> int:
     dev, test = dev[: args.sentences], test[: args.sentences]
 
     started, host = time.time(), machine()
-    bpe = helpers.train_bpe([p.spanish for p in train] + [p.english for p in train], args.merges)
-    (out / "bpe.json").write_text(json.dumps(bpe.merges, ensure_ascii=False))
-    encoded = [(bpe.encode(p.spanish), bpe.encode(p.english)) for p in train]
+    if args.separate_vocab:
+        bpe = helpers.train_bpe([p.spanish for p in train], args.merges)
+        target_bpe = helpers.train_bpe([p.english for p in train], args.merges)
+        merges = {"spanish": bpe.merges, "english": target_bpe.merges}
+    else:
+        bpe = target_bpe = helpers.train_bpe(
+            [p.spanish for p in train] + [p.english for p in train], args.merges
+        )
+        merges = bpe.merges  # type: ignore[assignment]
+    (out / "bpe.json").write_text(json.dumps(merges, ensure_ascii=False))
+    encoded = [(bpe.encode(p.spanish), target_bpe.encode(p.english)) for p in train]
     pairs = [(s, t) for s, t in encoded if max(len(s), len(t)) <= args.max_len]
-    dev_pairs = [(bpe.encode(p.spanish), bpe.encode(p.english)) for p in dev]
-    print(f"{bpe}, {len(pairs)} of {len(encoded)} training pairs ({time.time() - started:.0f} s)")
+    dev_pairs = [(bpe.encode(p.spanish), target_bpe.encode(p.english)) for p in dev]
+    print(
+        f"{bpe}, {target_bpe}, {len(pairs)} of {len(encoded)} training pairs "
+        f"({time.time() - started:.0f} s)"
+    )
 
     config = helpers.TransformerConfig(
         src_vocab_size=len(bpe.vocab),
-        tgt_vocab_size=len(bpe.vocab),
+        tgt_vocab_size=len(target_bpe.vocab),
+        tie_embeddings=not args.separate_vocab,
         d_model=args.d_model,
         num_heads=args.heads,
         d_ff=args.d_ff,
@@ -142,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         max_len=512,
     )
     model = helpers.Transformer(config)
+    if args.separate_vocab:  # the target embedding and the output layer share one matrix
+        model.generator.weight = model.tgt_embed.embedding.weight
     parameters = sum(p.numel() for p in model.parameters())
     optimizer = make_optimizer(model)
     factor = args.peak_lr / noam_lr(args.warmup, args.d_model, args.warmup)
@@ -163,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         return helpers.padding_mask(batch.src, 0), helpers.target_mask(batch.tgt_in, 0)
 
     def score(split: list[helpers.VersePair], **kwargs: object) -> float:
-        hyps = translate(model, bpe, [p.spanish for p in split], **kwargs)  # type: ignore[arg-type]
+        sentences = [p.spanish for p in split]
+        hyps = translate(model, bpe, sentences, target_bpe=target_bpe, **kwargs)  # type: ignore[arg-type]
         return corpus_bleu(hyps, [p.english for p in split])[0]
 
     curve: list[dict[str, float]] = []
@@ -235,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
                 [p.spanish for p in split],
                 beam_size=beam,
                 length_penalty=args.length_penalty,
+                target_bpe=target_bpe,
             )
             seconds[f"{name}, {system}"] = round((time.process_time() - tick) / args.threads, 1)
         refs = [p.english for p in split]
@@ -256,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "kernels": "native" if args.native_kernels else "AVX2",
         "parameters": parameters,
-        "vocab": len(bpe.vocab),
+        "vocab": len(bpe.vocab) if target_bpe is bpe else [len(bpe.vocab), len(target_bpe.vocab)],
         "training_pairs": len(pairs),
         "steps": step,
         "curve": curve,
