@@ -57,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in COPIED:
         shutil.copyfile(args.run / name, args.dest / name)
     saved = torch.load(args.run / "weights.pt", map_location="cpu", weights_only=True)
-    half = {k: v.half() if v.is_floating_point() else v for k, v in saved["averaged"].items()}
+    half: dict[str, torch.Tensor] = {}
+    for k, v in saved["averaged"].items():  # the tied embeddings stored once, not three times
+        twin = next((h for j, h in half.items() if torch.equal(saved["averaged"][j], v)), None)
+        half[k] = twin if twin is not None else v.half() if v.is_floating_point() else v
     torch.save({"config": saved["config"], "state_dict": half}, args.dest / "model.pt")
 
     merges = [tuple(m) for m in json.loads((args.run / "bpe.json").read_text())]

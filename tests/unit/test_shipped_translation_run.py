@@ -1,0 +1,56 @@
+"""The Spanish–English run that chapter 11 reads (helpers/weights/chapter11_es_en/): every file
+is the one its provenance records, the float16 weights load into the model the record
+describes, and the record's test scores are those of the translations shipped beside it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+import torch
+
+import helpers
+from helpers.translation import corpus_bleu
+
+RUN = helpers.checkpoints.DEFAULT_CHECKPOINT.parent / "chapter11_es_en"
+
+
+def test_every_file_is_the_one_its_provenance_records():
+    rows = re.findall(
+        r"^\| `([^`]+)` \| (\d+) \| `([0-9a-f]{64})` \|$", (RUN / "PROVENANCE.md").read_text(), re.M
+    )
+    assert {name for name, _, _ in rows} == {p.name for p in RUN.iterdir()} - {"PROVENANCE.md"}
+    for name, size, digest in rows:
+        data = (RUN / name).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (int(size), digest), name
+
+
+def test_the_weights_are_float16_and_load_into_the_recorded_model():
+    checkpoint = torch.load(RUN / "model.pt", map_location="cpu", weights_only=True)
+    floats = [v for v in checkpoint["state_dict"].values() if v.is_floating_point()]
+    assert floats and all(v.dtype == torch.float16 for v in floats)
+    settings = json.loads((RUN / "results.json").read_text())["settings"]
+    config = checkpoint["config"]
+    assert (config["d_model"], config["num_heads"], config["d_ff"]) == (
+        settings["d_model"],
+        settings["heads"],
+        settings["d_ff"],
+    )
+    model = helpers.Transformer.from_checkpoint(checkpoint)
+    assert (
+        sum(p.numel() for p in model.parameters())
+        == json.loads((RUN / "results.json").read_text())["parameters"]
+    )
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_recorded_scores_are_those_of_the_shipped_translations(split):
+    record = json.loads((RUN / "results.json").read_text())["final"][split]
+    hypotheses = json.loads((RUN / f"{split}_hypotheses.json").read_text())
+    refs = [p.english for p in helpers.load_verse_pairs(split)]
+    for row in record["against dictionary"]:
+        bleu, signature = corpus_bleu(hypotheses[row["name"]], refs)
+        assert abs(bleu - row["bleu"]) < 1e-9, row["name"]
+        assert signature in record["signature"].replace("bs:1000|seed:12345|", "")
