@@ -147,11 +147,14 @@ def section_numbers(paths: list[Path]) -> set[str]:
 def printed(number: str, strings: set[str], values: list[float], scale: float = 1.0) -> bool:
     """Whether `number` times `scale` is printed: as written, or as the rounding of a printed
     number (0.98 for 0.9775; 4.8 with scale 1e-14 for 4.8e-14; 98.2 with scale 0.01 for 0.982;
-    63.1 with scale 1e6 for 63,119,496)."""
+    63.1 with scale 1e6 for 63,119,496; 15.8 % also for a printed 15.8, from a cell that prints
+    percentages, as for integers)."""
     if scale == 1.0 and number in strings:
         return True
     decimals = len(number.split(".")[1])
     target = float(number)
+    if scale == 0.01 and any(abs(round(value, decimals) - target) < 1e-9 for value in values):
+        return True
     return any(abs(round(value / scale, decimals) - target) < 1e-9 for value in values)
 
 

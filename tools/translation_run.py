@@ -48,6 +48,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, help="where to write (default: benchmarks/out/...)")
     p.add_argument("--minutes", type=float, default=120.0, help="training minutes")
     p.add_argument("--eval-minutes", type=float, default=10.0, help="dev BLEU every ... minutes")
+    p.add_argument(
+        "--steps",
+        type=int,
+        help="end training after this many steps instead (with --eval-steps: comparison runs "
+        "that stop and are measured at the same steps, whatever their speed)",
+    )
+    p.add_argument("--eval-steps", type=int, help="dev BLEU every ... steps instead of minutes")
     p.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merges", type=int, default=8000, help="BPE merges (shared vocabulary)")
@@ -192,7 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     trained, step, epoch, seen, losses = 0.0, 0, 0, 0, []
     next_eval = args.eval_minutes * 60
     budget = args.minutes * 60
-    while trained < budget:
+
+    def done() -> bool:
+        if args.steps is not None:
+            return step >= args.steps
+        return trained >= budget or past(args.stop_at)
+
+    def evaluation_due() -> bool:
+        if args.eval_steps is not None:
+            return step % args.eval_steps == 0 or done()
+        return trained >= next_eval or done()
+
+    while not done():
         for batch in token_batches(pairs, args.max_tokens, seed=args.seed * 1000 + epoch):
             tick = time.process_time()
             loss = helpers.train_step(
@@ -207,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             step += 1
             seen += batch.src.size(0)
             losses.append(loss)
-            if trained >= next_eval or trained >= budget or past(args.stop_at):
+            if evaluation_due():
                 tick = time.time()
                 point = {
                     "minutes": round(trained / 60, 2),
@@ -227,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 (out / "curve.json").write_text(json.dumps(curve, indent=1))  # so far
                 torch.save(snapshots, out / "snapshots.pt")  # what a crash at the end would lose
                 next_eval += args.eval_minutes * 60
-            if trained >= budget or past(args.stop_at):
+            if done():
                 budget = trained
                 break
         epoch += 1

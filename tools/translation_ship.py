@@ -10,6 +10,15 @@ averaged weights in float16 (``model.pt``, ``{"config", "state_dict"}`` as
 change the reading: the tool translates both books greedily with the float16 weights, as the
 chapter does, and records against the run's float32 translations how many verses differ and
 the BLEU of each, in ``PROVENANCE.md`` with the checksum of every file.
+
+    .venv/bin/python tools/translation_ship.py benchmarks/out/translation/main \
+        --compare benchmarks/out/translation/cmp_base benchmarks/out/translation/cmp_ls0 \
+        benchmarks/out/translation/cmp_sepvocab --also-average 3
+
+also writes ``comparisons.json``: for each comparison run (shorter runs that change one setting,
+``--steps`` and ``--final short``), its settings, curve and greedy translations of the test books
+with its last weights; and, from the main run's last snapshots (``snapshots.pt``), the dev and
+test translations of the average of fewer snapshots, for the question of what averaging buys.
 """
 
 from __future__ import annotations
@@ -34,11 +43,67 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def command(record: dict) -> str:  # type: ignore[type-arg]
+    """The command line that made a run, from its recorded settings."""
+    return "tools/translation_run.py " + " ".join(
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+        for k, v in record["settings"].items()
+        if v not in (None, False) and k not in ("out", "native_kernels", "sentences")
+    )
+
+
+def compare(args, record, model, bpe, torch, translate) -> str:  # type: ignore[no-untyped-def]
+    """Write comparisons.json; return the provenance's paragraph about it."""
+    import helpers
+
+    out: dict[str, object] = {"runs": {}, "averages": {}}
+    lines = ["", "`comparisons.json` holds, for the comparison runs (each run's last weights,"]
+    lines.append("greedy decoding of the test books):")
+    lines.append("")
+    for folder in args.compare:
+        run = json.loads((folder / "results.json").read_text())
+        hyps = json.loads((folder / "test_hypotheses.json").read_text())
+        out["runs"][folder.name] = {  # type: ignore[index]
+            "settings": run["settings"],
+            "parameters": run["parameters"],
+            "vocab": run["vocab"],
+            "steps": run["steps"],
+            "curve": run["curve"],
+            "machine": run["machine"],
+            "test": {"last, greedy": hyps["last, greedy"]},
+        }
+        lines.append(f"- `{folder.name}`: `{command(run)}` on {run['date']}, {run['steps']} steps")
+    if args.also_average:
+        snapshots = torch.load(args.run / "snapshots.pt", map_location="cpu", weights_only=True)
+        minutes = [p["minutes"] for p in record["curve"]][-len(snapshots) :]
+        for n in args.also_average:
+            model.load_state_dict(
+                {k: (sum(s[k] for s in snapshots[-n:]) / n).to(torch.float32) for k in snapshots[0]}
+            )
+            model.eval()
+            entry: dict[str, object] = {"minutes": minutes[-n:]}
+            for split in ("dev", "test"):
+                verses = helpers.load_verse_pairs(split)[: args.sentences]
+                entry[split] = translate(model, bpe, [v.spanish for v in verses])
+            out["averages"][f"average of {n}, greedy"] = entry  # type: ignore[index]
+            lines.append(
+                f"- the average of the main run's last {n} snapshots (float32, from its "
+                f"`snapshots.pt`, training minutes {', '.join(map(str, minutes[-n:]))}), "
+                "greedy, on the dev and test books"
+            )
+    (args.dest / "comparisons.json").write_text(json.dumps(out, ensure_ascii=False, indent=0))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run", type=Path, help="the run's folder (benchmarks/out/translation/<name>)")
     p.add_argument("--dest", type=Path, default=DEST)
     p.add_argument("--sentences", type=int, help="check only the first ... (a run made so)")
+    p.add_argument("--compare", type=Path, nargs="*", default=[], help="comparison runs' folders")
+    p.add_argument(
+        "--also-average", type=int, nargs="*", default=[], help="average this many snapshots too"
+    )
     args = p.parse_args(argv)
     os.environ.update(AVX2)  # the kernels the run computed with
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -77,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     for split in ("dev", "test"):
         verses = helpers.load_verse_pairs(split)[: args.sentences]
         hyps = json.loads((args.run / f"{split}_hypotheses.json").read_text())
+        hyps = {k: v[: args.sentences] for k, v in hyps.items()}
         tick = time.process_time()
         shipped = translate(model, bpe, [v.spanish for v in verses])
         seconds = time.process_time() - tick
@@ -90,19 +156,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(lines[-1], flush=True)
 
+    compared = ""
+    if args.compare or args.also_average:
+        compared = compare(args, record, model, bpe, torch, translate)
     files = sorted(p for p in args.dest.iterdir() if p.name != "PROVENANCE.md")
     table = "\n".join(f"| `{p.name}` | {p.stat().st_size} | `{sha256(p)}` |" for p in files)
-    settings = " ".join(
-        f"--{k.replace('_', '-')} {v}"
-        for k, v in record["settings"].items()
-        if v not in (None, False) and k not in ("out", "native_kernels", "sentences")
-    )
     (args.dest / "PROVENANCE.md").write_text(
         f"""# Chapter 11's run: provenance
 
 Written by `tools/translation_ship.py` from the run's folder; do not edit by hand.
 
-Made by `tools/translation_run.py {settings}` on {record["date"]}: {record["machine"]["cpu"]},
+Made by `{command(record)}` on {record["date"]}: {record["machine"]["cpu"]},
 {record["machine"]["cores"]} cores, PyTorch {record["torch"]}, {record["kernels"]} kernels;
 {record["wall_minutes"]} minutes of wall time in all.
 
@@ -114,7 +178,7 @@ Made by `tools/translation_run.py {settings}` on {record["date"]}: {record["mach
 Float16 against the run's float32 weights, greedy decoding of the held-out books:
 
 {chr(10).join(lines)}
-"""
+{compared}"""
     )
     print(f"wrote {args.dest}")
     return 0

@@ -88,17 +88,17 @@ def test_a_rounded_number_must_be_the_rounding(tmp_path: Path) -> None:
 def test_scientific_and_percent_forms(tmp_path: Path) -> None:
     nb = {
         "cells": [
-            {"cell_type": "code", "source": [""], "outputs": [{"text": "4.8e-14 0.982\n"}]},
+            {"cell_type": "code", "source": [""], "outputs": [{"text": "4.8e-14 0.982 15.8%\n"}]},
             {
                 "cell_type": "markdown",
-                "source": ["$4.8 \\cdot 10^{-14}$, 98.2%, $4.9 \\cdot 10^{-14}$"],
+                "source": ["$4.8 \\cdot 10^{-14}$, 98.2%, $4.9 \\cdot 10^{-14}$, 15.8 %, 15.9 %"],
             },
         ]
     }
     path = tmp_path / "x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     problems = prose_numbers.unmatched(path, cited=set(), sections=set())
-    assert [p.number for p in problems] == ["4.9"]
+    assert [p.number for p in problems] == ["4.9", "15.9"]
 
 
 def test_cited_numbers_need_a_source(tmp_path: Path) -> None:
