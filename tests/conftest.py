@@ -53,6 +53,7 @@ LONGEST_FIRST = (
     "tests/grading/test_grading_cases.py",
     "tests/grading/test_distributed.py",
     "chapters/10_from_2017_to_today.ipynb",
+    "chapters/11_a_real_language_pair.ipynb",
     "tests/grading/test_sandbox.py",
     "chapters/05_residual_and_layernorm.ipynb",
     "tests/grading/test_postgres.py",

@@ -48,7 +48,7 @@ def command(record: dict) -> str:  # type: ignore[type-arg]
     return "tools/translation_run.py " + " ".join(
         f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
         for k, v in record["settings"].items()
-        if v not in (None, False) and k not in ("out", "native_kernels", "sentences")
+        if v is not None and v is not False and k not in ("out", "native_kernels", "sentences")
     )
 
 

@@ -121,8 +121,8 @@ def _toc_files() -> set[str]:
 CHAPTER_NOTEBOOKS = sorted(p for p in CHAPTERS.glob("*.ipynb"))
 
 
-def test_there_are_ten_chapters():
-    assert [p.stem[:2] for p in CHAPTER_NOTEBOOKS] == [f"{i:02d}" for i in range(1, 11)]
+def test_there_are_eleven_chapters():
+    assert [p.stem[:2] for p in CHAPTER_NOTEBOOKS] == [f"{i:02d}" for i in range(1, 12)]
 
 
 @pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)

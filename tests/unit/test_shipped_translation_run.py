@@ -54,3 +54,34 @@ def test_the_recorded_scores_are_those_of_the_shipped_translations(split):
         bleu, signature = corpus_bleu(hypotheses[row["name"]], refs)
         assert abs(bleu - row["bleu"]) < 1e-9, row["name"]
         assert signature in record["signature"].replace("bs:1000|seed:12345|", "")
+
+
+def test_each_comparison_run_changes_one_setting_of_the_main_run():
+    main = json.loads((RUN / "results.json").read_text())
+    comparisons = json.loads((RUN / "comparisons.json").read_text())
+    # What every comparison run changes on purpose: its name, a budget of steps instead of
+    # minutes, one thread, and a short final (its last weights only, on the test books).
+    budget = {"name", "steps", "eval_steps", "threads", "stop_at", "final", "minutes"}
+    settings = {"separate_vocab": False, **main["settings"]}  # the option came after the run
+    changed = {}
+    for name, run in comparisons["runs"].items():
+        assert run["steps"] == run["settings"]["steps"], name
+        assert len(run["test"]["last, greedy"]) == len(helpers.load_verse_pairs("test")), name
+        changed[name] = {
+            k for k, v in run["settings"].items() if k not in budget and v != settings[k]
+        }
+    assert changed == {
+        "cmp_base": set(),
+        "cmp_ls0": {"label_smoothing"},
+        "cmp_sepvocab": {"separate_vocab"},
+    }
+    assert len({run["steps"] for run in comparisons["runs"].values()}) == 1
+
+
+def test_the_fewer_snapshots_averaged_are_the_last_of_the_main_run():
+    curve = json.loads((RUN / "results.json").read_text())["curve"]
+    for system, entry in json.loads((RUN / "comparisons.json").read_text())["averages"].items():
+        n = int(system.split()[2].rstrip(","))
+        assert entry["minutes"] == [p["minutes"] for p in curve][-n:], system
+        for split in ("dev", "test"):
+            assert len(entry[split]) == len(helpers.load_verse_pairs(split)), (system, split)
