@@ -106,6 +106,11 @@ def machine() -> dict[str, object]:
     }
 
 
+def average_snapshots(snapshots: list[dict]) -> dict:  # type: ignore[type-arg]
+    """The parameter-wise mean of state dicts (the paper's checkpoint averaging)."""
+    return {k: sum(s[k] for s in snapshots) / len(snapshots) for k in snapshots[0]}
+
+
 def past(hhmm: str | None) -> bool:
     """Whether the UTC time of day is at or after ``hhmm`` (``None``: never)."""
     return hhmm is not None and time.strftime("%H:%M", time.gmtime()) >= hhmm
@@ -246,12 +251,11 @@ def main(argv: list[str] | None = None) -> int:
                 torch.save(snapshots, out / "snapshots.pt")  # what a crash at the end would lose
                 next_eval += args.eval_minutes * 60
             if done():
-                budget = trained
                 break
         epoch += 1
 
     last = {k: v.clone() for k, v in model.state_dict().items()}
-    averaged = {k: sum(s[k] for s in snapshots) / len(snapshots) for k in last}
+    averaged = average_snapshots(snapshots)
     final: dict[str, object] = {}
     seconds: dict[str, float] = {}  # CPU seconds / threads of each final translation
     hyps: dict[str, dict[str, list[str]]] = {"dev": {}, "test": {}}

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from other_kernels import AVX2  # tools/, beside this script
+from translation_run import average_snapshots
 
 ROOT = Path(__file__).resolve().parent.parent
 DEST = ROOT / "helpers" / "weights" / "chapter11_es_en"
@@ -52,9 +53,12 @@ def command(record: dict) -> str:  # type: ignore[type-arg]
     )
 
 
-def compare(args, record, model, bpe, torch, translate) -> str:  # type: ignore[no-untyped-def]
+def compare(args, record, model, bpe) -> str:  # type: ignore[no-untyped-def]
     """Write comparisons.json; return the provenance's paragraph about it."""
+    import torch  # imported by main() already, after the kernel settings
+
     import helpers
+    from helpers.translation import translate
 
     out: dict[str, object] = {"runs": {}, "averages": {}}
     lines = ["", "`comparisons.json` holds, for the comparison runs (each run's last weights,"]
@@ -77,9 +81,7 @@ def compare(args, record, model, bpe, torch, translate) -> str:  # type: ignore[
         snapshots = torch.load(args.run / "snapshots.pt", map_location="cpu", weights_only=True)
         minutes = [p["minutes"] for p in record["curve"]][-len(snapshots) :]
         for n in args.also_average:
-            model.load_state_dict(
-                {k: (sum(s[k] for s in snapshots[-n:]) / n).to(torch.float32) for k in snapshots[0]}
-            )
+            model.load_state_dict(average_snapshots(snapshots[-n:]))
             model.eval()
             entry: dict[str, object] = {"minutes": minutes[-n:]}
             for split in ("dev", "test"):
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
     compared = ""
     if args.compare or args.also_average:
-        compared = compare(args, record, model, bpe, torch, translate)
+        compared = compare(args, record, model, bpe)
     files = sorted(p for p in args.dest.iterdir() if p.name != "PROVENANCE.md")
     table = "\n".join(f"| `{p.name}` | {p.stat().st_size} | `{sha256(p)}` |" for p in files)
     (args.dest / "PROVENANCE.md").write_text(

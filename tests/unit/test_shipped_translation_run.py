@@ -31,7 +31,8 @@ def test_the_weights_are_float16_and_load_into_the_recorded_model():
     checkpoint = torch.load(RUN / "model.pt", map_location="cpu", weights_only=True)
     floats = [v for v in checkpoint["state_dict"].values() if v.is_floating_point()]
     assert floats and all(v.dtype == torch.float16 for v in floats)
-    settings = json.loads((RUN / "results.json").read_text())["settings"]
+    record = json.loads((RUN / "results.json").read_text())
+    settings = record["settings"]
     config = checkpoint["config"]
     assert (config["d_model"], config["num_heads"], config["d_ff"]) == (
         settings["d_model"],
@@ -39,10 +40,7 @@ def test_the_weights_are_float16_and_load_into_the_recorded_model():
         settings["d_ff"],
     )
     model = helpers.Transformer.from_checkpoint(checkpoint)
-    assert (
-        sum(p.numel() for p in model.parameters())
-        == json.loads((RUN / "results.json").read_text())["parameters"]
-    )
+    assert sum(p.numel() for p in model.parameters()) == record["parameters"]
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])
