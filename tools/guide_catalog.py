@@ -1,5 +1,6 @@
 """The instructor guide and its Chinese catalog, as the tools that write the guide's measured or
-declared tables use them (``tools/settings_table.py``, ``tools/grading_table.py``).
+declared tables use them (``tools/settings_table.py``, ``tools/grading_table.py``); the same
+writing serves ``tools/exercises_page.py`` for the exercises page's catalog.
 
 A table's Chinese is one message per cell in ``locale/zh_CN/LC_MESSAGES/instructor_guide.po``;
 :func:`write_messages` sets those messages and writes the catalog as ``make i18n`` writes it.
@@ -18,10 +19,12 @@ GUIDE_LOCATION = "../../../../instructor_guide.md"  # as Sphinx's gettext builde
 WIDTH = 76  # sphinx-intl's line width, so that the catalog is written as make i18n writes it
 
 
-def write_messages(messages: dict[str, str], path: Path = CATALOG) -> bool:
+def write_messages(
+    messages: dict[str, str], path: Path = CATALOG, location: str = GUIDE_LOCATION
+) -> bool:
     """Set the catalog's Chinese of each English message of ``messages``; True if the catalog
-    changed. A message the catalog does not have yet is added (the next ``make i18n`` puts it in
-    its place); a fuzzy one loses its flag."""
+    changed. A message the catalog does not have yet is added at ``location`` (the page, as
+    Sphinx names it; the next ``make i18n`` puts it in its place); a fuzzy one loses its flag."""
     from sphinx_intl import catalog as po
 
     catalog = po.load_po(str(path))
@@ -29,7 +32,7 @@ def write_messages(messages: dict[str, str], path: Path = CATALOG) -> bool:
     for english, chinese in messages.items():
         message = catalog.get(english)
         if message is None:
-            catalog.add(english, chinese, locations=[(GUIDE_LOCATION, None)])
+            catalog.add(english, chinese, locations=[(location, None)])
             changed = True
         elif message.string != chinese or message.fuzzy:
             message.string = chinese
