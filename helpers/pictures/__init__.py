@@ -2,7 +2,7 @@
 
 - :mod:`~helpers.pictures.plotting`: attention heat maps, positional encodings, loss curves;
 - :mod:`~helpers.pictures.diagrams`: the paper's figures drawn from a live model;
-- :mod:`~helpers.pictures.tracing`: the shape of every tensor in a forward pass;
+- :mod:`~helpers.pictures.tracing`: every tensor's shape in a pass, a translation's attention;
 - :mod:`~helpers.pictures.printing`: vectors and differences as rounded text;
 - :mod:`~helpers.pictures.timing`: the best of several timings.
 

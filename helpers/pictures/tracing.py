@@ -1,4 +1,5 @@
-"""Shape tracing: the "dimension table" of a live forward pass.
+"""Tracing a live forward pass: the "dimension table" of its shapes, and the attention weights
+behind a translation (:func:`record_translation`).
 
     >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     >>> print_shape_table(model, torch.randn(3, 4))
@@ -20,13 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-__all__ = ["format_shape_table", "print_shape_table", "trace_shapes"]
+if TYPE_CHECKING:  # the model's modules are exercises: import them only where they are used
+    from ..model import Transformer
+
+__all__ = ["format_shape_table", "print_shape_table", "record_translation", "trace_shapes"]
 
 ROOT_NAME = "(model)"
 
@@ -154,3 +158,26 @@ def print_shape_table(
 ) -> None:
     """Trace `model(*inputs, **kwargs)` with `trace_shapes` and print the dimension table."""
     print(format_shape_table(trace_shapes(model, *inputs, max_depth=max_depth, **kwargs)))
+
+
+def record_translation(
+    model: Transformer, src: torch.Tensor, max_len: int, bos_id: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Translate ``src (1, src_len)`` greedily, then run the model once more, teacher-forced on
+    its own translation, with every attention module recording its weights.
+
+    Returns ``(tgt_in, tgt_out)``, each ``(1, length)``: the translation up to and with its
+    EOS, and the decoder's input that predicts it (BOS, then the translation less its last
+    token). Recording stays on, so that each attention module's ``.last_weights`` (``(1, heads,
+    queries, keys)``) can be read: call ``model.record_attention(False)`` when done.
+    """
+    from ..decoding import greedy_decode
+
+    out = greedy_decode(model, src, max_len=max_len, bos_id=bos_id)
+    length = int((out[0] != model.config.pad_id).sum())
+    tgt_out = out[:, :length]
+    tgt_in = torch.cat([torch.full((1, 1), bos_id), tgt_out[:, :-1]], dim=1)
+    model.record_attention(True)
+    with torch.no_grad():
+        model(src, tgt_in, *model.make_masks(src, tgt_in))
+    return tgt_in, tgt_out

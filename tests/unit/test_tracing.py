@@ -14,6 +14,7 @@ from helpers.pictures.tracing import (
     ShapeRecord,
     format_shape_table,
     print_shape_table,
+    record_translation,
     trace_shapes,
 )
 
@@ -130,7 +131,8 @@ def test_format_and_print_table(capsys):
     assert capsys.readouterr().out.strip() == table
 
 
-def test_tiny_transformer_dimension_table():
+def _tiny_transformer() -> Transformer:
+    torch.manual_seed(0)
     config = TransformerConfig(
         src_vocab_size=20,
         tgt_vocab_size=20,
@@ -141,7 +143,11 @@ def test_tiny_transformer_dimension_table():
         num_decoder_layers=1,
         max_len=32,
     )
-    model = Transformer(config)
+    return Transformer(config)
+
+
+def test_tiny_transformer_dimension_table():
+    model = _tiny_transformer()
     src, tgt = torch.randint(1, 20, (2, 7)), torch.randint(1, 20, (2, 5))
 
     records = trace_shapes(model, src, tgt)
@@ -165,6 +171,24 @@ def test_tiny_transformer_dimension_table():
     top = trace_shapes(model, src, tgt, max_depth=1)
     assert {r.depth for r in top} == {0, 1}
     assert "(2, 5, 20)" in format_shape_table(top)
+
+
+def test_record_translation_reruns_the_greedy_translation_with_weights_kept():
+    from helpers.decoding import greedy_decode
+
+    model = _tiny_transformer().eval()
+    src = torch.randint(3, 20, (1, 6))
+    greedy = greedy_decode(model, src, max_len=9)
+    tgt_in, tgt_out = record_translation(model, src, max_len=9)
+    length = int((greedy[0] != 0).sum())
+    assert torch.equal(tgt_out, greedy[:, :length])  # up to and with EOS, no padding
+    assert tgt_in.shape == tgt_out.shape and tgt_in[0, 0] == 1
+    assert torch.equal(tgt_in[:, 1:], tgt_out[:, :-1])  # shifted right by BOS
+    cross = model.decoder.layers[0].cross_attn.last_weights
+    assert cross is not None and cross.shape == (1, 2, length, 6)  # (1, heads, T, S)
+    assert torch.allclose(cross.sum(-1), torch.ones(1, 2, length))
+    model.record_attention(False)
+    assert model.decoder.layers[0].cross_attn.last_weights is None
 
 
 def test_format_vector_rounds_every_value():
