@@ -259,6 +259,21 @@ def failed(course: Course, task: Task, error: BaseException) -> Result:
     return r
 
 
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C pressed while the block runs is raised when it ends. Not a signal mask: another
+    thread of this process (a Dask client's, an executor's) may take the signal, and Python
+    then raises it in the main thread all the same, in the middle of the block."""
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
 def grade(
     course: Course,
     jobs: list[gradebook.Job],
@@ -309,11 +324,8 @@ def grade(
                         errors += 1
                         bar.write(f"{job[0]}/{job[1]}: {results[job].status}", file=sys.stderr)
                     else:  # Ctrl-C waits until this result is stored whole (gradebook, report)
-                        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-                        try:
+                        with ctrl_c_held():
                             results[job] = store(course, main, future.result())
-                        finally:
-                            signal.pthread_sigmask(signal.SIG_SETMASK, held)
                     left = len(futures) - len(results)
                     bar.set_postfix(
                         done=len(results),
