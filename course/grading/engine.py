@@ -32,6 +32,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import as_completed as futures_completed
@@ -263,7 +264,12 @@ def failed(course: Course, task: Task, error: BaseException) -> Result:
 def ctrl_c_held() -> Iterator[None]:
     """Ctrl-C pressed while the block runs is raised when it ends. Not a signal mask: another
     thread of this process (a Dask client's, an executor's) may take the signal, and Python
-    then raises it in the main thread all the same, in the middle of the block."""
+    then raises it in the main thread all the same, in the middle of the block. Called from
+    another thread (``grade`` run in a thread of the caller's), it does nothing: Python raises
+    Ctrl-C in the main thread only, so the block cannot be cut."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     pressed: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
     try:

@@ -33,3 +33,20 @@ def test_ctrl_c_during_a_store_is_raised_after_it_with_another_thread_running():
 def test_no_ctrl_c_no_interrupt():
     with ctrl_c_held():
         pass
+
+
+def test_outside_the_main_thread_it_holds_nothing_and_fails_nothing():
+    """grade() run in a thread of the caller's (as the grading tests do) cannot set a handler."""
+    errors = []
+
+    def store() -> None:
+        try:
+            with ctrl_c_held():
+                pass
+        except Exception as error:  # noqa: BLE001 - the test reports it
+            errors.append(error)
+
+    thread = threading.Thread(target=store)
+    thread.start()
+    thread.join()
+    assert errors == []
